@@ -1,0 +1,756 @@
+from controlplane.api import messages_pb2 as _messages_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SearchAttributeType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_KEYWORD: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_TEXT: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_INT: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_DOUBLE: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_BOOL: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_DATETIME: _ClassVar[SearchAttributeType]
+    SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: _ClassVar[SearchAttributeType]
+SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_KEYWORD: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_TEXT: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_INT: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_DOUBLE: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_BOOL: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_DATETIME: SearchAttributeType
+SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: SearchAttributeType
+
+class NamespaceInfo(_message.Message):
+    __slots__ = ("name", "id", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "state", "create_time_ms", "update_time_ms")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: SearchAttributeType
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[SearchAttributeType, str]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    OWNER_EMAIL_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_URI_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    id: str
+    description: str
+    owner_email: str
+    retention_ms: int
+    search_attributes: _containers.ScalarMap[str, SearchAttributeType]
+    archival_uri: str
+    state: str
+    create_time_ms: int
+    update_time_ms: int
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ..., state: _Optional[str] = ..., create_time_ms: _Optional[int] = ..., update_time_ms: _Optional[int] = ...) -> None: ...
+
+class CreateNamespaceRequest(_message.Message):
+    __slots__ = ("name", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: SearchAttributeType
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[SearchAttributeType, str]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    OWNER_EMAIL_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_URI_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    owner_email: str
+    retention_ms: int
+    search_attributes: _containers.ScalarMap[str, SearchAttributeType]
+    archival_uri: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ...) -> None: ...
+
+class CreateNamespaceResponse(_message.Message):
+    __slots__ = ("namespace_info",)
+    NAMESPACE_INFO_FIELD_NUMBER: _ClassVar[int]
+    namespace_info: NamespaceInfo
+    def __init__(self, namespace_info: _Optional[_Union[NamespaceInfo, _Mapping]] = ...) -> None: ...
+
+class DescribeNamespaceRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DescribeNamespaceResponse(_message.Message):
+    __slots__ = ("namespace_info",)
+    NAMESPACE_INFO_FIELD_NUMBER: _ClassVar[int]
+    namespace_info: NamespaceInfo
+    def __init__(self, namespace_info: _Optional[_Union[NamespaceInfo, _Mapping]] = ...) -> None: ...
+
+class ListNamespacesRequest(_message.Message):
+    __slots__ = ("page_size", "next_page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    next_page_token: bytes
+    def __init__(self, page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
+
+class ListNamespacesResponse(_message.Message):
+    __slots__ = ("namespaces", "next_page_token")
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespaces: _containers.RepeatedCompositeFieldContainer[NamespaceInfo]
+    next_page_token: bytes
+    def __init__(self, namespaces: _Optional[_Iterable[_Union[NamespaceInfo, _Mapping]]] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
+
+class UpdateNamespaceRequest(_message.Message):
+    __slots__ = ("name", "update_mask", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: SearchAttributeType
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[SearchAttributeType, str]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    OWNER_EMAIL_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_URI_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    update_mask: _containers.RepeatedScalarFieldContainer[str]
+    description: str
+    owner_email: str
+    retention_ms: int
+    search_attributes: _containers.ScalarMap[str, SearchAttributeType]
+    archival_uri: str
+    def __init__(self, name: _Optional[str] = ..., update_mask: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ...) -> None: ...
+
+class UpdateNamespaceResponse(_message.Message):
+    __slots__ = ("namespace_info",)
+    NAMESPACE_INFO_FIELD_NUMBER: _ClassVar[int]
+    namespace_info: NamespaceInfo
+    def __init__(self, namespace_info: _Optional[_Union[NamespaceInfo, _Mapping]] = ...) -> None: ...
+
+class DeleteNamespaceRequest(_message.Message):
+    __slots__ = ("name", "force")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    force: bool
+    def __init__(self, name: _Optional[str] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class DeleteNamespaceResponse(_message.Message):
+    __slots__ = ("terminated_executions",)
+    TERMINATED_EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    terminated_executions: int
+    def __init__(self, terminated_executions: _Optional[int] = ...) -> None: ...
+
+class AddSearchAttributesRequest(_message.Message):
+    __slots__ = ("namespace", "search_attributes")
+    class SearchAttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: SearchAttributeType
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[SearchAttributeType, str]] = ...) -> None: ...
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    search_attributes: _containers.ScalarMap[str, SearchAttributeType]
+    def __init__(self, namespace: _Optional[str] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ...) -> None: ...
+
+class AddSearchAttributesResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StartWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    RUN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TASK_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_ID_REUSE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_ID_CONFLICT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MEMO_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_START_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_id: str
+    workflow_type: str
+    task_queue: str
+    input: _messages_pb2.Payloads
+    execution_timeout_ms: int
+    run_timeout_ms: int
+    task_timeout_ms: int
+    identity: str
+    request_id: str
+    workflow_id_reuse_policy: _messages_pb2.WorkflowIdReusePolicy
+    workflow_id_conflict_policy: _messages_pb2.WorkflowIdConflictPolicy
+    memo: _messages_pb2.Memo
+    search_attributes: _messages_pb2.SearchAttributes
+    header: _messages_pb2.Header
+    workflow_start_delay_ms: int
+    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ...) -> None: ...
+
+class StartWorkflowExecutionResponse(_message.Message):
+    __slots__ = ("run_id", "started")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    started: bool
+    def __init__(self, run_id: _Optional[str] = ..., started: _Optional[bool] = ...) -> None: ...
+
+class SignalWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "signal_name", "input", "identity", "request_id", "header")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    signal_name: str
+    input: _messages_pb2.Payloads
+    identity: str
+    request_id: str
+    header: _messages_pb2.Header
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., signal_name: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ...) -> None: ...
+
+class SignalWorkflowExecutionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SignalWithStartWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("start", "signal_name", "signal_input", "signal_header")
+    START_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_INPUT_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_HEADER_FIELD_NUMBER: _ClassVar[int]
+    start: StartWorkflowExecutionRequest
+    signal_name: str
+    signal_input: _messages_pb2.Payloads
+    signal_header: _messages_pb2.Header
+    def __init__(self, start: _Optional[_Union[StartWorkflowExecutionRequest, _Mapping]] = ..., signal_name: _Optional[str] = ..., signal_input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., signal_header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ...) -> None: ...
+
+class SignalWithStartWorkflowExecutionResponse(_message.Message):
+    __slots__ = ("run_id", "started")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    started: bool
+    def __init__(self, run_id: _Optional[str] = ..., started: _Optional[bool] = ...) -> None: ...
+
+class QueryWorkflowRequest(_message.Message):
+    __slots__ = ("namespace", "execution", "query", "timeout_ms")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    execution: _messages_pb2.WorkflowExecution
+    query: _messages_pb2.WorkflowQuery
+    timeout_ms: int
+    def __init__(self, namespace: _Optional[str] = ..., execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., query: _Optional[_Union[_messages_pb2.WorkflowQuery, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class QueryWorkflowResponse(_message.Message):
+    __slots__ = ("query_result",)
+    QUERY_RESULT_FIELD_NUMBER: _ClassVar[int]
+    query_result: _messages_pb2.Payloads
+    def __init__(self, query_result: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ...) -> None: ...
+
+class UpdateWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "request", "timeout_ms")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    request: _messages_pb2.UpdateRequest
+    timeout_ms: int
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., request: _Optional[_Union[_messages_pb2.UpdateRequest, _Mapping]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class UpdateWorkflowExecutionResponse(_message.Message):
+    __slots__ = ("success", "failure", "run_id")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    success: _messages_pb2.Payloads
+    failure: _messages_pb2.Failure
+    run_id: str
+    def __init__(self, success: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., failure: _Optional[_Union[_messages_pb2.Failure, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class RequestCancelWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "identity", "request_id", "reason")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    identity: str
+    request_id: str
+    reason: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RequestCancelWorkflowExecutionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TerminateWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "reason", "details", "identity")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    reason: str
+    details: _messages_pb2.Payloads
+    identity: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., reason: _Optional[str] = ..., details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class TerminateWorkflowExecutionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PendingActivityInfo(_message.Message):
+    __slots__ = ("activity_id", "activity_type", "state", "attempt", "scheduled_event_id", "last_started_time_ms", "last_heartbeat_time_ms", "heartbeat_details", "last_failure")
+    ACTIVITY_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTIVITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_STARTED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_HEARTBEAT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    LAST_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    activity_id: str
+    activity_type: str
+    state: str
+    attempt: int
+    scheduled_event_id: int
+    last_started_time_ms: int
+    last_heartbeat_time_ms: int
+    heartbeat_details: _messages_pb2.Payloads
+    last_failure: _messages_pb2.Failure
+    def __init__(self, activity_id: _Optional[str] = ..., activity_type: _Optional[str] = ..., state: _Optional[str] = ..., attempt: _Optional[int] = ..., scheduled_event_id: _Optional[int] = ..., last_started_time_ms: _Optional[int] = ..., last_heartbeat_time_ms: _Optional[int] = ..., heartbeat_details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., last_failure: _Optional[_Union[_messages_pb2.Failure, _Mapping]] = ...) -> None: ...
+
+class PendingChildInfo(_message.Message):
+    __slots__ = ("workflow_id", "run_id", "workflow_type", "initiated_event_id")
+    WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    INITIATED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    workflow_id: str
+    run_id: str
+    workflow_type: str
+    initiated_event_id: int
+    def __init__(self, workflow_id: _Optional[str] = ..., run_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., initiated_event_id: _Optional[int] = ...) -> None: ...
+
+class WorkflowExecutionInfo(_message.Message):
+    __slots__ = ("execution", "workflow_type", "task_queue", "status", "start_time_ms", "close_time_ms", "execution_time_ms", "history_length", "memo", "search_attributes", "parent_execution", "parent_namespace", "first_run_id")
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    MEMO_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    PARENT_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    PARENT_NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    execution: _messages_pb2.WorkflowExecution
+    workflow_type: str
+    task_queue: str
+    status: _messages_pb2.WorkflowExecutionStatus
+    start_time_ms: int
+    close_time_ms: int
+    execution_time_ms: int
+    history_length: int
+    memo: _messages_pb2.Memo
+    search_attributes: _messages_pb2.SearchAttributes
+    parent_execution: _messages_pb2.WorkflowExecution
+    parent_namespace: str
+    first_run_id: str
+    def __init__(self, execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., status: _Optional[_Union[_messages_pb2.WorkflowExecutionStatus, str]] = ..., start_time_ms: _Optional[int] = ..., close_time_ms: _Optional[int] = ..., execution_time_ms: _Optional[int] = ..., history_length: _Optional[int] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., parent_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., parent_namespace: _Optional[str] = ..., first_run_id: _Optional[str] = ...) -> None: ...
+
+class DescribeWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "execution")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    execution: _messages_pb2.WorkflowExecution
+    def __init__(self, namespace: _Optional[str] = ..., execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ...) -> None: ...
+
+class DescribeWorkflowExecutionResponse(_message.Message):
+    __slots__ = ("workflow_execution_info", "pending_activities", "pending_children", "pending_workflow_task", "run_timeout_ms", "execution_timeout_ms")
+    WORKFLOW_EXECUTION_INFO_FIELD_NUMBER: _ClassVar[int]
+    PENDING_ACTIVITIES_FIELD_NUMBER: _ClassVar[int]
+    PENDING_CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    PENDING_WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    RUN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    workflow_execution_info: WorkflowExecutionInfo
+    pending_activities: _containers.RepeatedCompositeFieldContainer[PendingActivityInfo]
+    pending_children: _containers.RepeatedCompositeFieldContainer[PendingChildInfo]
+    pending_workflow_task: bool
+    run_timeout_ms: int
+    execution_timeout_ms: int
+    def __init__(self, workflow_execution_info: _Optional[_Union[WorkflowExecutionInfo, _Mapping]] = ..., pending_activities: _Optional[_Iterable[_Union[PendingActivityInfo, _Mapping]]] = ..., pending_children: _Optional[_Iterable[_Union[PendingChildInfo, _Mapping]]] = ..., pending_workflow_task: _Optional[bool] = ..., run_timeout_ms: _Optional[int] = ..., execution_timeout_ms: _Optional[int] = ...) -> None: ...
+
+class GetWorkflowExecutionHistoryRequest(_message.Message):
+    __slots__ = ("namespace", "execution", "maximum_page_size", "next_page_token", "wait_new_event", "close_event_only")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WAIT_NEW_EVENT_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_EVENT_ONLY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    execution: _messages_pb2.WorkflowExecution
+    maximum_page_size: int
+    next_page_token: bytes
+    wait_new_event: bool
+    close_event_only: bool
+    def __init__(self, namespace: _Optional[str] = ..., execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., maximum_page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ..., wait_new_event: _Optional[bool] = ..., close_event_only: _Optional[bool] = ...) -> None: ...
+
+class GetWorkflowExecutionHistoryResponse(_message.Message):
+    __slots__ = ("history", "next_page_token", "archived")
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    history: _messages_pb2.History
+    next_page_token: bytes
+    archived: bool
+    def __init__(self, history: _Optional[_Union[_messages_pb2.History, _Mapping]] = ..., next_page_token: _Optional[bytes] = ..., archived: _Optional[bool] = ...) -> None: ...
+
+class ListWorkflowExecutionsRequest(_message.Message):
+    __slots__ = ("namespace", "page_size", "next_page_token", "query")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    page_size: int
+    next_page_token: bytes
+    query: str
+    def __init__(self, namespace: _Optional[str] = ..., page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ..., query: _Optional[str] = ...) -> None: ...
+
+class ListWorkflowExecutionsResponse(_message.Message):
+    __slots__ = ("executions", "next_page_token")
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    executions: _containers.RepeatedCompositeFieldContainer[WorkflowExecutionInfo]
+    next_page_token: bytes
+    def __init__(self, executions: _Optional[_Iterable[_Union[WorkflowExecutionInfo, _Mapping]]] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
+
+class CountWorkflowExecutionsRequest(_message.Message):
+    __slots__ = ("namespace", "query")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    query: str
+    def __init__(self, namespace: _Optional[str] = ..., query: _Optional[str] = ...) -> None: ...
+
+class CountGroup(_message.Message):
+    __slots__ = ("group_values", "count")
+    GROUP_VALUES_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    group_values: _containers.RepeatedScalarFieldContainer[str]
+    count: int
+    def __init__(self, group_values: _Optional[_Iterable[str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class CountWorkflowExecutionsResponse(_message.Message):
+    __slots__ = ("count", "groups")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    groups: _containers.RepeatedCompositeFieldContainer[CountGroup]
+    def __init__(self, count: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[CountGroup, _Mapping]]] = ...) -> None: ...
+
+class StickyExecutionAttributes(_message.Message):
+    __slots__ = ("worker_task_queue", "schedule_to_start_timeout_ms")
+    WORKER_TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TO_START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    worker_task_queue: str
+    schedule_to_start_timeout_ms: int
+    def __init__(self, worker_task_queue: _Optional[str] = ..., schedule_to_start_timeout_ms: _Optional[int] = ...) -> None: ...
+
+class PollWorkflowTaskQueueRequest(_message.Message):
+    __slots__ = ("namespace", "task_queue", "identity", "sticky")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    STICKY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    task_queue: str
+    identity: str
+    sticky: bool
+    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., sticky: _Optional[bool] = ...) -> None: ...
+
+class PollWorkflowTaskQueueResponse(_message.Message):
+    __slots__ = ("task_token", "workflow_execution", "workflow_type", "previous_started_event_id", "started_event_id", "attempt", "history", "next_page_token", "query", "updates", "scheduled_time_ms", "started_time_ms", "namespace", "task_queue")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_STARTED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STARTED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    UPDATES_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    workflow_execution: _messages_pb2.WorkflowExecution
+    workflow_type: str
+    previous_started_event_id: int
+    started_event_id: int
+    attempt: int
+    history: _messages_pb2.History
+    next_page_token: bytes
+    query: _messages_pb2.WorkflowQuery
+    updates: _containers.RepeatedCompositeFieldContainer[_messages_pb2.UpdateRequest]
+    scheduled_time_ms: int
+    started_time_ms: int
+    namespace: str
+    task_queue: str
+    def __init__(self, task_token: _Optional[bytes] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., previous_started_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., attempt: _Optional[int] = ..., history: _Optional[_Union[_messages_pb2.History, _Mapping]] = ..., next_page_token: _Optional[bytes] = ..., query: _Optional[_Union[_messages_pb2.WorkflowQuery, _Mapping]] = ..., updates: _Optional[_Iterable[_Union[_messages_pb2.UpdateRequest, _Mapping]]] = ..., scheduled_time_ms: _Optional[int] = ..., started_time_ms: _Optional[int] = ..., namespace: _Optional[str] = ..., task_queue: _Optional[str] = ...) -> None: ...
+
+class RespondWorkflowTaskCompletedRequest(_message.Message):
+    __slots__ = ("task_token", "commands", "identity", "sticky_attributes", "return_new_workflow_task", "namespace")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    COMMANDS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    STICKY_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    RETURN_NEW_WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    commands: _containers.RepeatedCompositeFieldContainer[_messages_pb2.Command]
+    identity: str
+    sticky_attributes: StickyExecutionAttributes
+    return_new_workflow_task: bool
+    namespace: str
+    def __init__(self, task_token: _Optional[bytes] = ..., commands: _Optional[_Iterable[_Union[_messages_pb2.Command, _Mapping]]] = ..., identity: _Optional[str] = ..., sticky_attributes: _Optional[_Union[StickyExecutionAttributes, _Mapping]] = ..., return_new_workflow_task: _Optional[bool] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class RespondWorkflowTaskCompletedResponse(_message.Message):
+    __slots__ = ("workflow_task", "activity_tasks")
+    WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    ACTIVITY_TASKS_FIELD_NUMBER: _ClassVar[int]
+    workflow_task: PollWorkflowTaskQueueResponse
+    activity_tasks: _containers.RepeatedCompositeFieldContainer[PollActivityTaskQueueResponse]
+    def __init__(self, workflow_task: _Optional[_Union[PollWorkflowTaskQueueResponse, _Mapping]] = ..., activity_tasks: _Optional[_Iterable[_Union[PollActivityTaskQueueResponse, _Mapping]]] = ...) -> None: ...
+
+class RespondWorkflowTaskFailedRequest(_message.Message):
+    __slots__ = ("task_token", "cause", "failure", "identity", "namespace")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    cause: _messages_pb2.WorkflowTaskFailedCause
+    failure: _messages_pb2.Failure
+    identity: str
+    namespace: str
+    def __init__(self, task_token: _Optional[bytes] = ..., cause: _Optional[_Union[_messages_pb2.WorkflowTaskFailedCause, str]] = ..., failure: _Optional[_Union[_messages_pb2.Failure, _Mapping]] = ..., identity: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class RespondWorkflowTaskFailedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RespondQueryTaskCompletedRequest(_message.Message):
+    __slots__ = ("task_token", "query_result", "error_message", "namespace")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUERY_RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    query_result: _messages_pb2.Payloads
+    error_message: str
+    namespace: str
+    def __init__(self, task_token: _Optional[bytes] = ..., query_result: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., error_message: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class RespondQueryTaskCompletedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PollActivityTaskQueueRequest(_message.Message):
+    __slots__ = ("namespace", "task_queue", "identity", "max_tasks_per_second")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_TASKS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    task_queue: str
+    identity: str
+    max_tasks_per_second: float
+    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., max_tasks_per_second: _Optional[float] = ...) -> None: ...
+
+class PollActivityTaskQueueResponse(_message.Message):
+    __slots__ = ("task_token", "workflow_namespace", "workflow_type", "workflow_execution", "activity_type", "activity_id", "input", "scheduled_time_ms", "current_attempt_scheduled_time_ms", "started_time_ms", "attempt", "schedule_to_close_timeout_ms", "start_to_close_timeout_ms", "heartbeat_timeout_ms", "heartbeat_details", "retry_policy", "header", "task_queue")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    ACTIVITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVITY_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_ATTEMPT_SCHEDULED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TO_CLOSE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    START_TO_CLOSE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    RETRY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    workflow_namespace: str
+    workflow_type: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    activity_type: str
+    activity_id: str
+    input: _messages_pb2.Payloads
+    scheduled_time_ms: int
+    current_attempt_scheduled_time_ms: int
+    started_time_ms: int
+    attempt: int
+    schedule_to_close_timeout_ms: int
+    start_to_close_timeout_ms: int
+    heartbeat_timeout_ms: int
+    heartbeat_details: _messages_pb2.Payloads
+    retry_policy: _messages_pb2.RetryPolicy
+    header: _messages_pb2.Header
+    task_queue: str
+    def __init__(self, task_token: _Optional[bytes] = ..., workflow_namespace: _Optional[str] = ..., workflow_type: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., activity_type: _Optional[str] = ..., activity_id: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., scheduled_time_ms: _Optional[int] = ..., current_attempt_scheduled_time_ms: _Optional[int] = ..., started_time_ms: _Optional[int] = ..., attempt: _Optional[int] = ..., schedule_to_close_timeout_ms: _Optional[int] = ..., start_to_close_timeout_ms: _Optional[int] = ..., heartbeat_timeout_ms: _Optional[int] = ..., heartbeat_details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., retry_policy: _Optional[_Union[_messages_pb2.RetryPolicy, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., task_queue: _Optional[str] = ...) -> None: ...
+
+class RespondActivityTaskCompletedRequest(_message.Message):
+    __slots__ = ("task_token", "result", "identity", "namespace", "sticky_task_queue")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    STICKY_TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    result: _messages_pb2.Payloads
+    identity: str
+    namespace: str
+    sticky_task_queue: str
+    def __init__(self, task_token: _Optional[bytes] = ..., result: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., namespace: _Optional[str] = ..., sticky_task_queue: _Optional[str] = ...) -> None: ...
+
+class RespondActivityTaskCompletedResponse(_message.Message):
+    __slots__ = ("workflow_task",)
+    WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    workflow_task: PollWorkflowTaskQueueResponse
+    def __init__(self, workflow_task: _Optional[_Union[PollWorkflowTaskQueueResponse, _Mapping]] = ...) -> None: ...
+
+class RespondActivityTaskFailedRequest(_message.Message):
+    __slots__ = ("task_token", "failure", "identity", "namespace", "last_heartbeat_details", "sticky_task_queue")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    LAST_HEARTBEAT_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    STICKY_TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    failure: _messages_pb2.Failure
+    identity: str
+    namespace: str
+    last_heartbeat_details: _messages_pb2.Payloads
+    sticky_task_queue: str
+    def __init__(self, task_token: _Optional[bytes] = ..., failure: _Optional[_Union[_messages_pb2.Failure, _Mapping]] = ..., identity: _Optional[str] = ..., namespace: _Optional[str] = ..., last_heartbeat_details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., sticky_task_queue: _Optional[str] = ...) -> None: ...
+
+class RespondActivityTaskFailedResponse(_message.Message):
+    __slots__ = ("workflow_task",)
+    WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    workflow_task: PollWorkflowTaskQueueResponse
+    def __init__(self, workflow_task: _Optional[_Union[PollWorkflowTaskQueueResponse, _Mapping]] = ...) -> None: ...
+
+class RespondActivityTaskCanceledRequest(_message.Message):
+    __slots__ = ("task_token", "details", "identity", "namespace", "sticky_task_queue")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    STICKY_TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    details: _messages_pb2.Payloads
+    identity: str
+    namespace: str
+    sticky_task_queue: str
+    def __init__(self, task_token: _Optional[bytes] = ..., details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., namespace: _Optional[str] = ..., sticky_task_queue: _Optional[str] = ...) -> None: ...
+
+class RespondActivityTaskCanceledResponse(_message.Message):
+    __slots__ = ("workflow_task",)
+    WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
+    workflow_task: PollWorkflowTaskQueueResponse
+    def __init__(self, workflow_task: _Optional[_Union[PollWorkflowTaskQueueResponse, _Mapping]] = ...) -> None: ...
+
+class RecordActivityTaskHeartbeatRequest(_message.Message):
+    __slots__ = ("task_token", "details", "identity", "namespace")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    details: _messages_pb2.Payloads
+    identity: str
+    namespace: str
+    def __init__(self, task_token: _Optional[bytes] = ..., details: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class RecordActivityTaskHeartbeatResponse(_message.Message):
+    __slots__ = ("cancel_requested",)
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    cancel_requested: bool
+    def __init__(self, cancel_requested: _Optional[bool] = ...) -> None: ...
+
+class GetSystemInfoRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetSystemInfoResponse(_message.Message):
+    __slots__ = ("server_version", "store", "num_shards")
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    NUM_SHARDS_FIELD_NUMBER: _ClassVar[int]
+    server_version: str
+    store: str
+    num_shards: int
+    def __init__(self, server_version: _Optional[str] = ..., store: _Optional[str] = ..., num_shards: _Optional[int] = ...) -> None: ...
