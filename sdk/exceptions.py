@@ -1,0 +1,277 @@
+"""Errors raised by Spindle's client, worker and workflow APIs.
+
+Failures that cross the wire (an activity's error seen by its workflow, a workflow's
+error seen by its client) are converted to and from ``spindle.v1.Failure`` by the
+data converter, so a chain such as ``WorkflowFailureError -> ActivityError ->
+ApplicationError`` survives the trip with its messages, types and details.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "SpindleError",
+    "FailureError",
+    "ApplicationError",
+    "CancelledError",
+    "TerminatedError",
+    "TimeoutError",
+    "TimeoutType",
+    "ActivityError",
+    "ChildWorkflowError",
+    "ServerError",
+    "WorkflowFailureError",
+    "WorkflowAlreadyStartedError",
+    "WorkflowNotFoundError",
+    "NamespaceNotFoundError",
+    "NonDeterminismError",
+    "QueryFailedError",
+    "UpdateFailedError",
+    "RPCError",
+    "WorkflowContextError",
+]
+
+
+class SpindleError(Exception):
+    """Base class of every error Spindle raises."""
+
+
+class FailureError(SpindleError):
+    """An error that can travel between workers, the server and clients.
+
+    ``message`` is the human text; ``cause`` (also ``__cause__``) is the next error of
+    the chain, if any.
+    """
+
+    def __init__(self, message: str = "", *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self._cause = cause
+        if cause is not None:
+            self.__cause__ = cause
+
+    @property
+    def cause(self) -> BaseException | None:
+        """The error that caused this one, or ``None``."""
+        return self._cause if self._cause is not None else self.__cause__
+
+
+class ApplicationError(FailureError):
+    """An error raised on purpose by user code (activity or workflow).
+
+    Raising it from a workflow fails the workflow (other exceptions fail only the
+    workflow *task*, which is retried after a fix). Raising it from an activity fails
+    the attempt; the attempt is retried by the activity's retry policy unless
+    ``non_retryable`` is set or ``type`` is listed in the policy's
+    ``non_retryable_error_types``.
+
+    Args:
+        message: what went wrong.
+        *details: values (converted by the data converter) for the handler of the error.
+        type: a name to match in ``non_retryable_error_types`` (default: none).
+        non_retryable: do not retry this failure.
+        next_retry_delay: override the retry policy's backoff for the next attempt.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *details: Any,
+        type: str | None = None,
+        non_retryable: bool = False,
+        next_retry_delay: Any = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.details: Sequence[Any] = details
+        self.type = type
+        self.non_retryable = non_retryable
+        self.next_retry_delay = next_retry_delay
+
+    def __repr__(self) -> str:
+        return f"ApplicationError({self.message!r}, type={self.type!r}, non_retryable={self.non_retryable})"
+
+
+class CancelledError(FailureError):
+    """A workflow, activity or child workflow was cancelled."""
+
+    def __init__(self, message: str = "cancelled", *details: Any, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.details: Sequence[Any] = details
+
+
+class TerminatedError(FailureError):
+    """A workflow was terminated (no cleanup ran). ``reason`` is the given reason."""
+
+    def __init__(self, reason: str = "", *, cause: BaseException | None = None) -> None:
+        super().__init__(reason or "terminated", cause=cause)
+        self.reason = reason
+
+
+class TimeoutType:
+    """Names of the timeouts a :class:`TimeoutError` can carry."""
+
+    START_TO_CLOSE = "START_TO_CLOSE"
+    SCHEDULE_TO_START = "SCHEDULE_TO_START"
+    SCHEDULE_TO_CLOSE = "SCHEDULE_TO_CLOSE"
+    HEARTBEAT = "HEARTBEAT"
+    WORKFLOW_EXECUTION = "WORKFLOW_EXECUTION"
+
+
+class TimeoutError(FailureError, builtins.TimeoutError):
+    """A timeout fired. Also a builtin ``TimeoutError``, so ``except TimeoutError`` catches it.
+
+    ``timeout_type`` is one of :class:`TimeoutType`'s names;
+    ``last_heartbeat_details`` holds an activity's last heartbeat details.
+    """
+
+    def __init__(
+        self,
+        message: str = "timed out",
+        *,
+        timeout_type: str | None = None,
+        last_heartbeat_details: Sequence[Any] = (),
+        cause: BaseException | None = None,
+    ) -> None:
+        FailureError.__init__(self, message, cause=cause)
+        self.timeout_type = timeout_type
+        self.last_heartbeat_details = last_heartbeat_details
+
+
+class ActivityError(FailureError):
+    """An activity failed for good (retries exhausted, non-retryable, timed out or cancelled).
+
+    ``cause`` is the final error: an :class:`ApplicationError`, :class:`TimeoutError`
+    or :class:`CancelledError`.
+    """
+
+    def __init__(
+        self,
+        message: str = "activity failed",
+        *,
+        activity_type: str = "",
+        activity_id: str = "",
+        scheduled_event_id: int = 0,
+        retry_state: str = "",
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.activity_type = activity_type
+        self.activity_id = activity_id
+        self.scheduled_event_id = scheduled_event_id
+        self.retry_state = retry_state
+
+
+class ChildWorkflowError(FailureError):
+    """A child workflow failed, was cancelled, terminated or timed out; see ``cause``."""
+
+    def __init__(
+        self,
+        message: str = "child workflow failed",
+        *,
+        namespace: str = "",
+        workflow_id: str = "",
+        run_id: str = "",
+        workflow_type: str = "",
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.namespace = namespace
+        self.workflow_id = workflow_id
+        self.run_id = run_id
+        self.workflow_type = workflow_type
+
+
+class ServerError(FailureError):
+    """A failure produced by the control plane itself (e.g. history too large)."""
+
+    def __init__(self, message: str = "", *, non_retryable: bool = False, cause: BaseException | None = None) -> None:
+        super().__init__(message, cause=cause)
+        self.non_retryable = non_retryable
+
+
+class WorkflowFailureError(SpindleError):
+    """``handle.result()`` of a run that failed, was cancelled, terminated or timed out.
+
+    ``cause`` is the :class:`ApplicationError`, :class:`CancelledError`,
+    :class:`TerminatedError` or :class:`TimeoutError` that closed the run.
+    """
+
+    def __init__(self, cause: BaseException, *, status: Any = None) -> None:
+        super().__init__(f"workflow execution failed: {cause}")
+        self.cause = cause
+        self.status = status
+        self.__cause__ = cause
+
+
+class RPCError(SpindleError):
+    """A call to the control plane failed. ``status`` is the gRPC status code name."""
+
+    def __init__(self, message: str, *, status: str = "UNKNOWN") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class WorkflowAlreadyStartedError(RPCError):
+    """A start was refused: a run with this workflow id exists and the policy forbids another."""
+
+    def __init__(self, message: str, *, workflow_id: str = "", run_id: str = "") -> None:
+        super().__init__(message, status="ALREADY_EXISTS")
+        self.workflow_id = workflow_id
+        self.run_id = run_id
+
+
+class WorkflowNotFoundError(RPCError):
+    """No execution with that workflow id (and run id) exists in the namespace."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status="NOT_FOUND")
+
+
+class NamespaceNotFoundError(RPCError):
+    """The namespace does not exist."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status="NOT_FOUND")
+
+
+class QueryFailedError(SpindleError):
+    """A query named no handler of the workflow, its handler raised, or it timed out."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UpdateFailedError(SpindleError):
+    """An update was rejected by its validator or its handler raised; ``cause`` says why."""
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+        if cause is not None:
+            self.__cause__ = cause
+
+
+class NonDeterminismError(SpindleError):
+    """Workflow code did not reproduce its recorded history on replay.
+
+    The message names the event id, the recorded event and the command the code
+    produced instead. The workflow task fails (and is retried) rather than corrupting
+    the execution; fix the code (or guard the change with ``workflow.patched``).
+    """
+
+    def __init__(self, message: str, *, event_id: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.event_id = event_id
+
+
+class WorkflowContextError(SpindleError, RuntimeError):
+    """A workflow-only API was called outside a workflow, or a query handler tried to issue a command."""
