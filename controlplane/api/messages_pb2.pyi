@@ -64,6 +64,7 @@ class WorkflowTaskFailedCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper)
     WORKFLOW_TASK_FAILED_CAUSE_BAD_COMMAND: _ClassVar[WorkflowTaskFailedCause]
     WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE: _ClassVar[WorkflowTaskFailedCause]
     WORKFLOW_TASK_FAILED_CAUSE_HISTORY_TOO_LARGE: _ClassVar[WorkflowTaskFailedCause]
+    WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND: _ClassVar[WorkflowTaskFailedCause]
 
 class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -167,6 +168,7 @@ WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_BAD_COMMAND: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_HISTORY_TOO_LARGE: WorkflowTaskFailedCause
+WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND: WorkflowTaskFailedCause
 EVENT_TYPE_UNSPECIFIED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: EventType
