@@ -1,0 +1,66 @@
+"""YAML DAG workflows that run on the same runtime as ``async def`` workflows.
+
+    from sdk import dsl
+    report = dsl.load("examples/reports/daily_sales.yaml")   # validates; DslError if not
+    async with Worker(client, task_queue="analytics", workflows=[report], activities=[...]):
+        result = await (await client.start_workflow(report, {"date": "2024-05-01"},
+                                                    id="sales-2024-05-01",
+                                                    task_queue="analytics")).result()
+
+The language is described in ``sdk/dsl/README.md``; ``sdk/dsl/schema.json`` is its
+JSON Schema, for editor completion.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pathlib import Path
+
+from sdk.dsl._build import build_dag
+from sdk.dsl._errors import STRING_SOURCE, DslError
+from sdk.dsl._parser import parse_yaml
+from sdk.dsl._validate import validate_dag
+from sdk.dsl._workflow import DslWorkflow
+
+__all__ = ["DslError", "DslWorkflow", "load", "load_text"]
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def _is_path(source: str | os.PathLike[str]) -> bool:
+    if isinstance(source, os.PathLike):
+        return True
+    if "\n" in source:
+        return False
+    return source.strip().endswith(_SUFFIXES) or os.path.isfile(source)
+
+
+def load(path_or_text: str | os.PathLike[str]) -> DslWorkflow:
+    """Parse and validate a YAML workflow from a file path or from YAML text.
+
+    A ``Path``, or a one-line string that ends in ``.yaml``/``.yml`` or names an
+    existing file, is read as a file; any other string is the document itself
+    (errors then say ``<string>`` for the file).
+
+    Raises:
+        DslError: the document is invalid; ``str(error)`` reads
+            ``FILE:LINE:COLUMN: step 'ID': what is wrong`` and ``error.errors``
+            lists every problem found.
+        OSError: the file cannot be read.
+    """
+    if _is_path(path_or_text):
+        path = Path(path_or_text)
+        return load_text(path.read_text(encoding="utf-8"), file=str(path_or_text))
+    return load_text(str(path_or_text))
+
+
+def load_text(text: str, *, file: str = STRING_SOURCE) -> DslWorkflow:
+    """Parse and validate YAML ``text``; ``file`` is the name errors use.
+
+    Raises:
+        DslError: the document is invalid.
+    """
+    dag = build_dag(parse_yaml(text, file), file)
+    validate_dag(dag)
+    return DslWorkflow(dag)

@@ -1,0 +1,277 @@
+"""Whole-document checks: step ids, dependencies, cycles, and what expressions read.
+
+Also checks the inputs an execution is started with (``check_inputs``).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import networkx as nx
+
+from sdk.dsl._build import json_type, value_matches
+from sdk.dsl._errors import STRING_SOURCE, DslError, Pos
+from sdk.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
+from sdk.dsl._graph import ancestors, build_graph, find_cycles
+from sdk.dsl._model import ExprSite, Source, Step, WorkflowDag
+
+__all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
+
+#: What ``steps.<id>`` offers.
+STEP_FIELDS = ("result", "status", "error")
+#: What ``workflow`` offers.
+WORKFLOW_FIELDS = ("id", "run_id", "type", "task_queue", "namespace", "attempt", "now")
+
+
+def _suggest(word: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Scope:
+    """What the expressions of one place in the document may read."""
+
+    def __init__(
+        self,
+        *,
+        step: str | None,
+        visible_steps: set[str],
+        loop: bool = False,
+        error: bool = False,
+        why_not_visible: str = "",
+    ) -> None:
+        self.step = step
+        self.visible_steps = visible_steps
+        self.loop = loop
+        self.error = error
+        self.why_not_visible = why_not_visible
+
+
+class _Validator:
+    def __init__(self, dag: WorkflowDag, file: str) -> None:
+        self.dag = dag
+        self.file = file
+        self.errors: list[DslError] = []
+        self.step_ids = [step.id for step in dag.steps]
+        self.graph = build_graph(dag)
+
+    def error(self, reason: str, pos: Pos, step: str | None = None) -> None:
+        self.errors.append(DslError(reason, file=self.file, pos=pos, step=step))
+
+    def run(self) -> None:
+        self.check_ids()
+        self.check_dependencies()
+        cyclic = self.check_cycles()
+        for step in self.dag.steps:
+            self.check_step_expressions(step, cyclic)
+        self.check_outputs()
+        self.check_compensations()
+
+    def check_ids(self) -> None:
+        seen: dict[str, Step] = {}
+        for step in self.dag.steps:
+            if step.id in seen:
+                first = _where(seen[step.id], "id")
+                self.error(
+                    f"duplicate step id (first defined at line {first.line})", _where(step, "id"), step.id
+                )
+            else:
+                seen[step.id] = step
+
+    def check_dependencies(self) -> None:
+        for step in self.dag.steps:
+            for index, dep in enumerate(step.depends_on):
+                if dep not in self.graph:
+                    self.error(
+                        f"depends_on names unknown step {dep!r}{_suggest(dep, self.step_ids)}",
+                        _where(step, f"depends_on[{index}]"),
+                        step.id,
+                    )
+
+    def check_cycles(self) -> set[str]:
+        cyclic: set[str] = set()
+        by_id = {step.id: step for step in self.dag.steps}
+        for cycle in find_cycles(self.graph):
+            cyclic.update(cycle)
+            first = by_id[cycle[0]]
+            if len(cycle) == 1:
+                reason = "depends on itself"
+            else:
+                chain = " -> ".join([*cycle, cycle[0]])
+                reason = f"depends_on forms a cycle: {chain} (each step depends on the one before it)"
+            self.error(reason, _where(first, "depends_on"), first.id)
+        return cyclic
+
+    def check_step_expressions(self, step: Step, cyclic: set[str]) -> None:
+        upstream = ancestors(self.graph, step.id) - {step.id} if step.id not in cyclic else set()
+        scope = _Scope(
+            step=step.id,
+            visible_steps=upstream,
+            loop=step.for_each is not None,
+            why_not_visible="it is not upstream of this step: add it to depends_on (directly or "
+            "through a step this one depends on)",
+        )
+        for site in _sites(step):
+            self.check_site(site, scope, step.id, in_loop_header=site.key in ("for_each", "when"))
+        handler = step.on_failure.handler
+        if handler is not None:
+            handler_scope = _Scope(
+                step=step.id,
+                visible_steps=upstream | {step.id},
+                error=True,
+                why_not_visible="it is not upstream of the failed step",
+            )
+            for site in _sites(handler):
+                self.check_site(site, handler_scope, step.id, in_loop_header=False)
+
+    def check_outputs(self) -> None:
+        scope = _Scope(step=None, visible_steps=set(self.step_ids))
+        for site in _sites(self.dag):
+            self.check_site(site, scope, None, in_loop_header=False)
+
+    def check_compensations(self) -> None:
+        seen: set[str] = set()
+        for comp in self.dag.compensate:
+            pos = _where(comp.body, "step")
+            if comp.step not in self.graph:
+                self.error(
+                    f"'compensate' names unknown step {comp.step!r}{_suggest(comp.step, self.step_ids)}",
+                    pos,
+                    comp.step,
+                )
+                continue
+            if comp.step in seen:
+                self.error("has more than one 'compensate' entry", pos, comp.step)
+            seen.add(comp.step)
+            scope = _Scope(
+                step=comp.step,
+                visible_steps=ancestors(self.graph, comp.step) | {comp.step},
+                why_not_visible="a compensation may read only the step it undoes and that step's "
+                "upstream steps",
+            )
+            for site in _sites(comp.body):
+                self.check_site(site, scope, comp.step, in_loop_header=False)
+
+    def check_site(self, site: ExprSite, scope: _Scope, step: str | None, *, in_loop_header: bool) -> None:
+        expression = site.expression
+        for name in expression.filters:
+            if name not in ENVIRONMENT.filters:
+                self.error(f"unknown filter {name!r}{_suggest(name, ENVIRONMENT.filters)}", site.pos, step)
+        for name in expression.tests:
+            if name not in ENVIRONMENT.tests:
+                self.error(f"unknown test {name!r}{_suggest(name, ENVIRONMENT.tests)}", site.pos, step)
+        for ref in expression.references:
+            problem = self.reference_problem(ref, scope, in_loop_header)
+            if problem is not None:
+                self.error(f"in {site.key!r}: {problem}", site.pos, step)
+
+    def reference_problem(self, ref: Reference, scope: _Scope, in_loop_header: bool) -> str | None:
+        root, path = ref.root, ref.path
+        key = path[0] if path else None
+        if root == "inputs":
+            names = self.dag.input_names
+            if key is not None and key not in names:
+                known = ", ".join(names) if names else "none are declared"
+                return f"unknown input {key!r}{_suggest(str(key), names)} (inputs: {known})"
+            return None
+        if root == "steps":
+            if not isinstance(key, str):
+                return "refer to a step as steps.<id>.result (or .status, .error)"
+            if key not in self.graph:
+                return f"unknown step {key!r}{_suggest(key, self.step_ids)}"
+            if key == scope.step and key not in scope.visible_steps:
+                return f"a step cannot read its own result (steps.{key})"
+            if key not in scope.visible_steps:
+                return f"steps.{key} cannot be used here: {scope.why_not_visible}"
+            if len(path) > 1 and path[1] not in STEP_FIELDS:
+                return (
+                    f"steps.{key} has no {path[1]!r}{_suggest(str(path[1]), STEP_FIELDS)} "
+                    f"(use {', '.join(STEP_FIELDS)})"
+                )
+            return None
+        if root in ("item", "index"):
+            if not scope.loop:
+                return f"{root!r} is only available in a step with for_each"
+            if in_loop_header:
+                return f"{root!r} is not available in for_each or when (they are evaluated once per step)"
+            return None
+        if root == "workflow":
+            if key is not None and key not in WORKFLOW_FIELDS:
+                return f"workflow has no {key!r}{_suggest(str(key), WORKFLOW_FIELDS)} (use {', '.join(WORKFLOW_FIELDS)})"
+            return None
+        if root == "error":
+            return None if scope.error else "'error' is only available in an on_failure handler"
+        if root in GLOBAL_NAMES:
+            return None
+        names = ["inputs", "steps", "workflow", *(["item", "index"] if scope.loop else [])]
+        names += ["error"] if scope.error else []
+        return f"unknown name {root!r}{_suggest(root, names)} (use {', '.join(names)})"
+
+
+def _where(node: Step | WorkflowDag, key: str) -> Pos:
+    source: Source | None = node.source
+    return source.where(key) if source is not None else Pos(1, 1)
+
+
+def _sites(node: Step | WorkflowDag) -> tuple[ExprSite, ...]:
+    return node.source.sites if node.source is not None else ()
+
+
+def validate_dag(dag: WorkflowDag) -> None:
+    """Check a freshly built DAG as a whole.
+
+    Raises:
+        DslError: the first problem by position (``.errors`` lists them all).
+    """
+    validator = _Validator(dag, dag.file or STRING_SOURCE)
+    validator.run()
+    if validator.errors:
+        raise DslError.collect(validator.errors)
+    assert nx.is_directed_acyclic_graph(validator.graph)
+
+
+def check_inputs(dag: WorkflowDag, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The inputs of a new execution, with defaults applied.
+
+    Raises:
+        DslError: an input is missing, unknown or of the wrong type; the message
+            names the input and points at its declaration.
+    """
+    file = dag.file or dag.name
+    header = dag.source
+
+    def fail(reason: str, name: str | None = None) -> DslError:
+        key = f"inputs.{name}" if name is not None else "inputs"
+        pos = header.where(key) if header is not None else Pos(1, 1)
+        return DslError(reason, file=file, pos=pos)
+
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise fail(f"the inputs must be a JSON object (mapping), got {json_type(given)}")
+    declared = {spec.name: spec for spec in dag.inputs}
+    for name in given:
+        if name not in declared:
+            raise fail(
+                f"unknown input {name!r}{_suggest(str(name), declared)} "
+                f"(declared: {', '.join(declared) or 'none'})"
+            )
+    values: dict[str, Any] = {}
+    for name, spec in declared.items():
+        if name in given:
+            value = given[name]
+            if not value_matches(value, spec.type):
+                raise fail(
+                    f"input {name!r} must be of type {spec.type}, got {json_type(value)} {value!r}", name
+                )
+            values[name] = value
+        elif spec.has_default:
+            values[name] = spec.default
+        elif spec.required:
+            raise fail(f"missing required input {name!r} ({spec.type})", name)
+        else:
+            values[name] = None
+    return values

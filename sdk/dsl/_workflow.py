@@ -1,0 +1,119 @@
+"""``DslWorkflow``: a loaded YAML workflow, usable wherever a workflow definition is."""
+
+from __future__ import annotations
+
+import functools
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from sdk.dsl._graph import build_graph, to_dot, to_svg, to_text
+from sdk.dsl._model import InputSpec, WorkflowDag, dag_to_json
+from sdk.dsl._validate import check_inputs
+
+if TYPE_CHECKING:
+    from sdk._workflow_defn import WorkflowDefinition
+
+__all__ = ["DslWorkflow"]
+
+
+class DslWorkflow:
+    """A validated YAML workflow.
+
+    ``Worker(workflows=[wf])`` and ``client.start_workflow(wf, inputs, ...)`` accept
+    it: it carries the ``@workflow.defn`` definition of a generic interpreter
+    registered under the document's ``name`` (see ``definition``). Each start sends
+    the compiled DAG with the inputs, so the execution keeps the DAG it started
+    with when the file changes later.
+    """
+
+    def __init__(self, dag: WorkflowDag) -> None:
+        self.dag = dag
+
+    @property
+    def name(self) -> str:
+        """The workflow type name (the document's ``name``)."""
+        return self.dag.name
+
+    @property
+    def version(self) -> str | int | None:
+        """The document's ``version``, if any."""
+        return self.dag.version
+
+    @property
+    def description(self) -> str | None:
+        """The document's ``description``, if any."""
+        return self.dag.description
+
+    @property
+    def task_queue(self) -> str | None:
+        """The default task queue of the document's steps, if any."""
+        return self.dag.task_queue
+
+    @property
+    def inputs(self) -> tuple[InputSpec, ...]:
+        """The declared inputs."""
+        return self.dag.inputs
+
+    @property
+    def file(self) -> str | None:
+        """The path the document was loaded from (``<string>`` for text)."""
+        return self.dag.file
+
+    @functools.cached_property
+    def dag_json(self) -> dict[str, Any]:
+        """The compiled DAG as plain JSON (what an execution's input carries)."""
+        return dag_to_json(self.dag)
+
+    def check_inputs(self, inputs: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check ``inputs`` against the declarations and apply defaults.
+
+        Raises:
+            DslError: an input is missing, unknown or of the wrong type.
+        """
+        return check_inputs(self.dag, inputs)
+
+    def start_input(self, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The interpreter's single argument: ``{"dag": ..., "inputs": ...}``.
+
+        Raises:
+            DslError: the inputs do not match the declarations.
+        """
+        return {"dag": self.dag_json, "inputs": self.check_inputs(inputs)}
+
+    @functools.cached_property
+    def definition(self) -> Any:
+        """The ``@workflow.defn(name=self.name)`` function that interprets this DAG."""
+        from sdk.dsl._runtime import make_definition
+
+        return make_definition(self)
+
+    @property
+    def __spindle_workflow_definition__(self) -> WorkflowDefinition:
+        """What ``WorkflowDefinition.from_target`` looks up, so the SDK accepts ``self``."""
+        from sdk._workflow_defn import WorkflowDefinition
+
+        found = WorkflowDefinition.get(self.definition)
+        assert found is not None
+        return found
+
+    def graph(self) -> nx.DiGraph:
+        """The step graph (an edge from each dependency to its dependant)."""
+        return build_graph(self.dag)
+
+    def to_text(self) -> str:
+        """A plain-text listing of the steps in topological order."""
+        return to_text(self.dag)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source of the DAG."""
+        return to_dot(self.dag)
+
+    def to_svg(self) -> str:
+        """A standalone SVG picture of the DAG."""
+        return to_svg(self.dag)
+
+    def __repr__(self) -> str:
+        return f"DslWorkflow(name={self.name!r}, version={self.version!r}, steps={len(self.dag.steps)})"
