@@ -25,6 +25,7 @@ __all__ = [
     "ChildWorkflowError",
     "ServerError",
     "WorkflowFailureError",
+    "WorkflowContinuedAsNewError",
     "WorkflowAlreadyStartedError",
     "WorkflowNotFoundError",
     "NamespaceNotFoundError",
@@ -206,6 +207,14 @@ class WorkflowFailureError(SpindleError):
         self.cause = cause
         self.status = status
         self.__cause__ = cause
+
+
+class WorkflowContinuedAsNewError(SpindleError):
+    """``handle.result(follow_runs=False)`` of a run that continued as new; ``new_run_id`` is the next run."""
+
+    def __init__(self, new_run_id: str) -> None:
+        super().__init__(f"workflow continued as new (run {new_run_id})")
+        self.new_run_id = new_run_id
 
 
 class RPCError(SpindleError):

@@ -1,0 +1,399 @@
+"""The activity half of a worker: poll, run attempts, heartbeat, report.
+
+Async activities run as tasks on the worker's loop; sync ones run in a thread
+pool. A completion that makes a workflow task for this worker's sticky queue
+returns it in the response, and it is handed straight to the workflow half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import datetime
+import logging
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from sdk._activity import (
+    ActivityContext,
+    ActivityDefinition,
+    ActivityInfo,
+    CompleteAsyncError,
+    _params_of,
+    bind_arguments,
+    execute,
+)
+from sdk._activity_heartbeat import Heartbeater, throttle_interval
+from sdk._payload_visitor import decode_message, encode_message
+from sdk.exceptions import ApplicationError, CancelledError
+
+__all__ = ["ActivityWorker", "Slots"]
+
+log = logging.getLogger("sdk.worker")
+_UTC = datetime.timezone.utc
+_POLL_ERROR_BACKOFF = 0.5
+
+
+def _time(ms: int) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(ms / 1000, _UTC)
+
+
+def _td(ms: int) -> datetime.timedelta | None:
+    return datetime.timedelta(milliseconds=ms) if ms else None
+
+
+class Slots:
+    """A counting limit with a non-blocking ``try_acquire`` (for eager activity reservation)."""
+
+    def __init__(self, n: int) -> None:
+        if n < 1:
+            raise ValueError("a concurrency limit must be at least 1")
+        self.free = n
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def try_acquire(self) -> bool:
+        if self.free > 0:
+            self.free -= 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        while self.free <= 0:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            finally:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+        self.free -= 1
+
+    def release(self) -> None:
+        self.free += 1
+        while self._waiters:
+            fut = self._waiters.pop(0)
+            if not fut.done():
+                fut.set_result(None)
+                break
+
+
+@dataclasses.dataclass(frozen=True)
+class _Registered:
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool
+
+
+class ActivityWorker:
+    """Runs the activities registered on one worker.
+
+    Args:
+        client: the worker's client (stub, namespace, identity, converter, codecs).
+        task_queue: the queue to poll.
+        activities: ``@activity.defn`` callables (functions or bound methods).
+        max_concurrent: the most attempts running at once.
+        executor: thread pool for sync activities (one is created if needed and ``None``).
+        sticky_queue: this worker's sticky workflow queue (for completions that
+            return a workflow task).
+        on_workflow_task: called with a workflow task returned by a completion.
+        pollers: concurrent long polls.
+
+    Raises:
+        TypeError: an entry is not an activity.
+        ValueError: two activities share a name.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        task_queue: str,
+        activities: Sequence[Callable[..., Any]],
+        *,
+        max_concurrent: int,
+        executor: concurrent.futures.Executor | None,
+        sticky_queue: str,
+        on_workflow_task: Callable[[svc.PollWorkflowTaskQueueResponse], None] | None,
+        pollers: int = 4,
+        identity: str,
+    ) -> None:
+        self._client = client
+        self._stub = client._stub
+        self._ns = client.namespace
+        self._conv = client.data_converter
+        self._codecs = client.codecs
+        self._identity = identity
+        self.task_queue = task_queue
+        self._sticky_queue = sticky_queue
+        self._on_workflow_task = on_workflow_task
+        self._pollers = max(1, pollers)
+        self.registered: dict[str, _Registered] = {}
+        for fn in activities:
+            d = ActivityDefinition.must_from_callable(fn)
+            if d.name in self.registered:
+                raise ValueError(f"two activities are registered under the name {d.name!r}")
+            self.registered[d.name] = _Registered(d.name, fn, d.is_async)
+        self.slots = Slots(max_concurrent)
+        self._own_executor = False
+        self._executor = executor
+        if executor is None and any(not r.is_async for r in self.registered.values()):
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=max_concurrent, thread_name_prefix=f"spindle-activity-{task_queue}")
+            self._own_executor = True
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._contexts: dict[bytes, ActivityContext] = {}
+        self._stopping = False
+        self._cancel_all = False
+        self._poll_tasks: list[asyncio.Task[None]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the pollers on the running loop."""
+        loop = asyncio.get_running_loop()
+        self._poll_tasks = [loop.create_task(self._poll_loop(), name=f"activity-poller-{i}")
+                            for i in range(self._pollers)]
+
+    async def stop_polling(self) -> None:
+        """Stop taking new attempts (in-flight polls are abandoned)."""
+        self._stopping = True
+        for t in self._poll_tasks:
+            t.cancel()
+        await asyncio.gather(*self._poll_tasks, return_exceptions=True)
+        self._poll_tasks = []
+
+    async def drain(self, grace: float) -> None:
+        """Let running attempts finish for ``grace`` seconds, then cancel them and wait."""
+        tasks = list(self._tasks)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            if pending:
+                self._cancel_all = True
+                for ctx in list(self._contexts.values()):
+                    ctx.request_cancel("worker_shutdown")
+                # Async attempts stop at once; sync ones only when they check is_cancelled().
+                await asyncio.wait(pending, timeout=max(grace, 1.0))
+        if self._own_executor and self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def try_reserve(self, activity_type: str, task_queue: str) -> bool:
+        """Reserve a slot for an eager activity this worker can run; ``False`` if it cannot."""
+        if self._stopping or activity_type not in self.registered:
+            return False
+        if task_queue and task_queue != self.task_queue:
+            return False
+        return self.slots.try_acquire()
+
+    def run_reserved(self, task: svc.PollActivityTaskQueueResponse | None) -> None:
+        """Start an attempt on a slot reserved by :meth:`try_reserve` (``None`` just frees the slot)."""
+        if task is None or not task.task_token:
+            self.slots.release()
+            return
+        self._spawn(task)
+
+    # ------------------------------------------------------------------ polling
+
+    async def _poll_loop(self) -> None:
+        req = svc.PollActivityTaskQueueRequest(namespace=self._ns, task_queue=self.task_queue, identity=self._identity)
+        while not self._stopping:
+            await self.slots.acquire()
+            try:
+                task = await self._stub.PollActivityTaskQueue(req)
+            except asyncio.CancelledError:
+                self.slots.release()
+                raise
+            except grpc.aio.AioRpcError as e:
+                self.slots.release()
+                if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+                    continue
+                log.warning("activity poll on %r failed: %s %s", self.task_queue, e.code(), e.details())
+                await asyncio.sleep(_POLL_ERROR_BACKOFF)
+                continue
+            except Exception:
+                self.slots.release()
+                log.exception("activity poll on %r failed", self.task_queue)
+                await asyncio.sleep(_POLL_ERROR_BACKOFF)
+                continue
+            if not task.task_token:
+                self.slots.release()
+                continue
+            self._spawn(task)
+
+    def _spawn(self, task: svc.PollActivityTaskQueueResponse) -> None:
+        t = asyncio.get_running_loop().create_task(self._run_attempt(task))
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ one attempt
+
+    async def _run_attempt(self, task: svc.PollActivityTaskQueueResponse) -> None:
+        token = task.task_token
+        heartbeater: Heartbeater | None = None
+        try:
+            if self._codecs:
+                await decode_message(self._codecs, task)
+            reg = self.registered.get(task.activity_type)
+            if reg is None:
+                names = ", ".join(sorted(self.registered)) or "none"
+                await self._fail(token, ApplicationError(
+                    f"activity type {task.activity_type!r} is not registered on this worker "
+                    f"(task queue {self.task_queue!r}); registered activities: {names}",
+                    type="ActivityNotRegistered", non_retryable=True), None)
+                return
+            loop = asyncio.get_running_loop()
+            info = self._info(task)
+            conv = self._conv
+            ctx_holder: list[ActivityContext] = []
+
+            async def send(details: pb.Payloads) -> None:
+                await self._heartbeat(token, details, ctx_holder[0])
+
+            heartbeater = Heartbeater(loop, throttle_interval(info.heartbeat_timeout), send)
+            hb = heartbeater
+
+            def on_heartbeat(details: Sequence[Any]) -> None:
+                hb.record(conv.to_payloads(details))
+
+            ctx = ActivityContext(info, on_heartbeat)
+            ctx_holder.append(ctx)
+            self._contexts[token] = ctx
+            if self._cancel_all:
+                ctx.request_cancel("worker_shutdown")
+            try:
+                args = self._decode_args(reg, task.input)
+                result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor)
+            except CompleteAsyncError:
+                return
+            except (asyncio.CancelledError, CancelledError) as e:
+                reason = ctx.cancel_reason
+                if reason == "cancel_requested":
+                    await self._canceled(token, heartbeater.latest_details)
+                elif reason == "not_found":
+                    return
+                elif reason == "worker_shutdown" or isinstance(e, asyncio.CancelledError):
+                    await self._fail(token, ApplicationError(
+                        "worker shutting down", type="WorkerShutdown"), heartbeater.latest_details)
+                else:
+                    await self._fail(token, e, heartbeater.latest_details)
+                return
+            except Exception as e:
+                heartbeater.close()
+                await self._fail(token, e, heartbeater.latest_details)
+                return
+            heartbeater.close()
+            try:
+                payloads = conv.to_payloads([result])
+            except (TypeError, ValueError) as e:
+                await self._fail(token, e, None)
+                return
+            await self._complete(token, payloads)
+        except Exception:
+            log.exception("activity task %s failed inside the worker", task.activity_type)
+        finally:
+            if heartbeater is not None:
+                heartbeater.close()
+            self._contexts.pop(token, None)
+            self.slots.release()
+
+    def _info(self, task: svc.PollActivityTaskQueueResponse) -> ActivityInfo:
+        started = _time(task.started_time_ms) if task.started_time_ms else datetime.datetime.now(_UTC)
+        deadline: datetime.datetime | None = None
+        if task.start_to_close_timeout_ms:
+            deadline = started + datetime.timedelta(milliseconds=task.start_to_close_timeout_ms)
+        if task.schedule_to_close_timeout_ms and task.scheduled_time_ms:
+            s2c = _time(task.scheduled_time_ms) + datetime.timedelta(milliseconds=task.schedule_to_close_timeout_ms)
+            deadline = s2c if deadline is None else min(deadline, s2c)
+        return ActivityInfo(
+            activity_id=task.activity_id,
+            activity_type=task.activity_type,
+            attempt=task.attempt or 1,
+            workflow_id=task.workflow_execution.workflow_id,
+            workflow_run_id=task.workflow_execution.run_id,
+            workflow_type=task.workflow_type,
+            namespace=task.workflow_namespace or self._ns,
+            task_queue=task.task_queue or self.task_queue,
+            task_token=task.task_token,
+            heartbeat_details=self._conv._safe_decode(task.heartbeat_details),
+            scheduled_time=_time(task.scheduled_time_ms),
+            current_attempt_scheduled_time=_time(task.current_attempt_scheduled_time_ms or task.scheduled_time_ms),
+            started_time=started,
+            start_to_close_timeout=_td(task.start_to_close_timeout_ms),
+            schedule_to_close_timeout=_td(task.schedule_to_close_timeout_ms),
+            heartbeat_timeout=_td(task.heartbeat_timeout_ms),
+            deadline=deadline,
+        )
+
+    def _decode_args(self, reg: _Registered, payloads: pb.Payloads) -> list[Any]:
+        items = payloads.payloads
+        hints = bind_arguments(reg.fn, reg.name, len(items))
+        out: list[Any] = []
+        conv = self._conv
+        n = len(hints)
+        for i, p in enumerate(items):
+            try:
+                out.append(conv.from_payload(p, hints[i] if i < n else None))
+            except ValueError as e:
+                names = _params_of(reg.fn).names
+                param = names[i] if i < len(names) else f"*args[{i - len(names)}]"
+                raise ApplicationError(
+                    f"activity {reg.name!r}: argument {i + 1} for parameter {param!r} cannot be decoded: {e}",
+                    type="ActivityArgumentError", non_retryable=True) from e
+        return out
+
+    # ------------------------------------------------------------------ server calls
+
+    async def _heartbeat(self, token: bytes, details: pb.Payloads, ctx: ActivityContext) -> None:
+        req = svc.RecordActivityTaskHeartbeatRequest(task_token=token, details=details, identity=self._identity,
+                                                     namespace=self._ns)
+        try:
+            if self._codecs:
+                await encode_message(self._codecs, req)
+            resp = await self._stub.RecordActivityTaskHeartbeat(req)
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.NOT_FOUND:
+                ctx.request_cancel("not_found")
+            else:
+                log.warning("heartbeat failed: %s %s", e.code(), e.details())
+            return
+        if resp.cancel_requested:
+            ctx.request_cancel("cancel_requested")
+
+    async def _respond(self, method: str, req: Any) -> None:
+        try:
+            if self._codecs:
+                await encode_message(self._codecs, req)
+            resp = await getattr(self._stub, method)(req)
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.NOT_FOUND:
+                log.debug("%s: attempt no longer current: %s", method, e.details())
+            else:
+                log.warning("%s failed: %s %s", method, e.code(), e.details())
+            return
+        wft = getattr(resp, "workflow_task", None)
+        if wft is not None and wft.task_token and self._on_workflow_task is not None:
+            self._on_workflow_task(wft)
+
+    async def _complete(self, token: bytes, result: pb.Payloads) -> None:
+        await self._respond("RespondActivityTaskCompleted", svc.RespondActivityTaskCompletedRequest(
+            task_token=token, result=result, identity=self._identity, namespace=self._ns,
+            sticky_task_queue=self._sticky_queue))
+
+    async def _fail(self, token: bytes, error: BaseException, last_details: pb.Payloads | None) -> None:
+        req = svc.RespondActivityTaskFailedRequest(
+            task_token=token, failure=self._conv.to_failure(error), identity=self._identity, namespace=self._ns,
+            sticky_task_queue=self._sticky_queue)
+        if last_details is not None:
+            req.last_heartbeat_details.CopyFrom(last_details)
+        await self._respond("RespondActivityTaskFailed", req)
+
+    async def _canceled(self, token: bytes, last_details: pb.Payloads | None) -> None:
+        req = svc.RespondActivityTaskCanceledRequest(task_token=token, identity=self._identity, namespace=self._ns,
+                                                     sticky_task_queue=self._sticky_queue)
+        if last_details is not None:
+            req.details.CopyFrom(last_details)
+        await self._respond("RespondActivityTaskCanceled", req)

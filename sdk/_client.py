@@ -1,0 +1,960 @@
+"""The Spindle client: start and manage workflows, namespaces and async activities.
+
+``Client.connect("host:port")`` talks gRPC to a control plane;
+``Client.connect("embedded:./spindle.db")`` starts an in-process control plane on a
+SQLite file that the client owns and stops on ``close()``. Every payload of every
+request is encoded by the client's codec chain and every payload of every response
+decoded, so the server only ever stores encoded bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import socket
+import uuid
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+import grpc
+import grpc.aio
+
+from google.protobuf.message import Message
+
+from controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
+from sdk import exceptions as E
+from sdk._converter import DataConverter, PayloadCodec
+from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from sdk._history import History
+from sdk._payload_visitor import decode_message, encode_message
+
+__all__ = [
+    "Client",
+    "WorkflowHandle",
+    "WorkflowExecutionDescription",
+    "PendingActivity",
+    "PendingChild",
+    "NamespaceDescription",
+    "AsyncActivityHandle",
+]
+
+R = TypeVar("R")
+
+_UTC = datetime.timezone.utc
+_EMBEDDED_PREFIX = "embedded:"
+# A long poll for a result is answered by the server within 60 s; give it headroom.
+_LONG_POLL_TIMEOUT = 70.0
+_SA_PREFIX = "SEARCH_ATTRIBUTE_TYPE_"
+_QUERY_ATTR = "__spindle_query_definition__"
+_SIGNAL_ATTR = "__spindle_signal_definition__"
+_UPDATE_ATTR = "__spindle_update_definition__"
+
+
+def _default_identity() -> str:
+    return f"{os.getpid()}@{socket.gethostname()}"
+
+
+def _ms(d: datetime.timedelta | None) -> int:
+    return 0 if d is None else int(d.total_seconds() * 1000)
+
+
+def _time(ms: int) -> datetime.datetime | None:
+    return datetime.datetime.fromtimestamp(ms / 1000, _UTC) if ms else None
+
+
+def _status_name(e: grpc.aio.AioRpcError) -> str:
+    code = e.code()
+    return code.name if code is not None else "UNKNOWN"
+
+
+def map_rpc_error(e: grpc.aio.AioRpcError, *, not_found: str = "workflow") -> E.RPCError:
+    """Translate a gRPC error into the SDK's taxonomy.
+
+    ``not_found`` says what a NOT_FOUND means for this call: ``"workflow"`` (a
+    :class:`WorkflowNotFoundError`), or ``"rpc"`` (a plain :class:`RPCError`). A
+    message that mentions a namespace always gives :class:`NamespaceNotFoundError`.
+    """
+    msg = e.details() or _status_name(e)
+    code = e.code()
+    if code == grpc.StatusCode.NOT_FOUND:
+        if "namespace" in msg.lower():
+            return E.NamespaceNotFoundError(msg)
+        if not_found == "workflow":
+            return E.WorkflowNotFoundError(msg)
+    return E.RPCError(msg, status=_status_name(e))
+
+
+def _type_name(target: Any) -> tuple[str, Any]:
+    """(workflow type name, result type hint) of a definition, decorated target or name."""
+    if isinstance(target, str):
+        return target, None
+    from sdk._workflow_defn import WorkflowDefinition
+
+    d = WorkflowDefinition.from_target(target)
+    return d.name, d.return_type
+
+
+def _handler(target: Any, attr: str) -> tuple[str, Any]:
+    """(wire name, return type hint) of a signal/query/update given its method or name."""
+    if isinstance(target, str):
+        return target, None
+    d = getattr(target, attr, None)
+    if d is None:
+        for a in (_SIGNAL_ATTR, _QUERY_ATTR, _UPDATE_ATTR):
+            d = getattr(target, a, None)
+            if d is not None:
+                break
+    if d is None:
+        raise TypeError(
+            f"expected a handler name or a method decorated with @workflow.signal/query/update, got {target!r}"
+        )
+    return str(d.name), d.handler.return_type
+
+
+def _sa_type_value(t: Any) -> int:
+    if isinstance(t, int):
+        return t
+    s = str(t)
+    if s.startswith(_SA_PREFIX):
+        key = s
+    else:
+        # "KeywordList" / "keyword_list" / "KEYWORD_LIST" -> SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST
+        snake = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(s)) if "_" not in s else s
+        key = _SA_PREFIX + snake.upper()
+    try:
+        return int(svc.SearchAttributeType.Value(key))
+    except ValueError:
+        allowed = "Keyword, Text, Int, Double, Bool, Datetime, KeywordList"
+        raise ValueError(f"unknown search attribute type {t!r} (use one of: {allowed})") from None
+
+
+def _sa_type_name(v: int) -> str:
+    name = svc.SearchAttributeType.Name(v).removeprefix(_SA_PREFIX)
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingActivity:
+    """An activity of a running workflow that has not finished (``describe().pending_activities``)."""
+
+    activity_id: str
+    activity_type: str
+    state: str
+    attempt: int
+    scheduled_event_id: int
+    last_started_time: datetime.datetime | None
+    last_heartbeat_time: datetime.datetime | None
+    heartbeat_details: Sequence[Any]
+    last_failure: BaseException | None
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingChild:
+    """A child workflow that has not finished."""
+
+    workflow_id: str
+    run_id: str
+    workflow_type: str
+    initiated_event_id: int
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkflowExecutionDescription:
+    """What ``handle.describe()`` and ``client.list_workflows()`` return for one run.
+
+    ``pending_activities`` and ``pending_children`` are filled by ``describe()`` only.
+    ``memo`` and ``search_attributes`` values are decoded as plain JSON values.
+    """
+
+    id: str
+    run_id: str
+    workflow_type: str
+    task_queue: str
+    status: WorkflowExecutionStatus | None
+    start_time: datetime.datetime | None
+    close_time: datetime.datetime | None
+    execution_time: datetime.datetime | None
+    history_length: int
+    memo: Mapping[str, Any]
+    search_attributes: Mapping[str, Any]
+    parent_id: str | None = None
+    parent_run_id: str | None = None
+    first_run_id: str = ""
+    pending_activities: Sequence[PendingActivity] = ()
+    pending_children: Sequence[PendingChild] = ()
+    raw: Message | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def workflow_id(self) -> str:
+        """Alias of ``id``."""
+        return self.id
+
+
+@dataclasses.dataclass(frozen=True)
+class NamespaceDescription:
+    """A namespace as ``describe_namespace``/``list_namespaces`` report it.
+
+    ``search_attributes`` maps custom attribute names to type names such as
+    ``"Keyword"``.
+    """
+
+    name: str
+    id: str
+    description: str
+    owner_email: str
+    retention: datetime.timedelta | None
+    search_attributes: Mapping[str, str]
+    archival_uri: str
+    state: str
+    create_time: datetime.datetime | None
+    update_time: datetime.datetime | None
+
+    @classmethod
+    def from_proto(cls, info: svc.NamespaceInfo) -> NamespaceDescription:
+        """Build from the wire message."""
+        return cls(
+            name=info.name,
+            id=info.id,
+            description=info.description,
+            owner_email=info.owner_email,
+            retention=datetime.timedelta(milliseconds=info.retention_ms) if info.retention_ms else None,
+            search_attributes={k: _sa_type_name(v) for k, v in info.search_attributes.items()},
+            archival_uri=info.archival_uri,
+            state=info.state,
+            create_time=_time(info.create_time_ms),
+            update_time=_time(info.update_time_ms),
+        )
+
+
+class Client:
+    """A connection to a Spindle control plane, bound to one namespace.
+
+    Create with :meth:`connect`; close with :meth:`close` (or ``async with``). A
+    client is cheap to share between tasks and workers of one event loop.
+    """
+
+    def __init__(
+        self,
+        stub: Any,
+        *,
+        namespace: str = "default",
+        data_converter: DataConverter | None = None,
+        codecs: Sequence[PayloadCodec] = (),
+        identity: str | None = None,
+        channel: grpc.aio.Channel | None = None,
+        embedded: Any = None,
+    ) -> None:
+        self._stub = stub
+        self.namespace = namespace
+        self.data_converter = data_converter or DataConverter.default
+        self.codecs: tuple[PayloadCodec, ...] = tuple(codecs)
+        self.identity = identity or _default_identity()
+        self._channel = channel
+        self._embedded = embedded
+        self._closed = False
+
+    @classmethod
+    async def connect(
+        cls,
+        target: str,
+        *,
+        namespace: str = "default",
+        data_converter: DataConverter | None = None,
+        codecs: Sequence[PayloadCodec] = (),
+        identity: str | None = None,
+    ) -> Client:
+        """Connect to ``target``.
+
+        Args:
+            target: ``"host:port"`` (insecure gRPC) or ``"embedded:PATH"`` for an
+                in-process control plane on the SQLite file ``PATH`` (``:memory:``
+                works too); the client owns it and stops it on :meth:`close`.
+            namespace: the namespace every call of this client addresses.
+            data_converter: converts values (default: :attr:`DataConverter.default`).
+            codecs: payload codecs, applied in order on the way out (reverse on the way in).
+            identity: names this client (and its workers) in histories.
+
+        Raises:
+            RPCError: the server cannot be reached (``status="UNAVAILABLE"``).
+            Exception: the embedded control plane's errors (e.g. the file is locked
+                by another process) propagate unchanged.
+        """
+        if target.startswith(_EMBEDDED_PREFIX):
+            from controlplane import embedded
+
+            cp = await embedded.start(target[len(_EMBEDDED_PREFIX):])
+            return cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
+                       identity=identity, embedded=cp)
+        channel = grpc.aio.insecure_channel(
+            target,
+            options=[
+                ("grpc.max_receive_message_length", 128 * 1024 * 1024),
+                ("grpc.max_send_message_length", 128 * 1024 * 1024),
+            ],
+        )
+        client = cls(service_pb2_grpc.WorkflowServiceStub(channel), namespace=namespace,
+                     data_converter=data_converter, codecs=codecs, identity=identity, channel=channel)
+        try:
+            await client._rpc("GetSystemInfo", svc.GetSystemInfoRequest(), timeout=10.0, not_found="rpc")
+        except BaseException:
+            await channel.close()
+            raise
+        return client
+
+    async def close(self) -> None:
+        """Close the connection (and stop the embedded control plane this client owns). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._channel is not None:
+            await self._channel.close()
+        if self._embedded is not None:
+            await self._embedded.stop()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def stub(self) -> Any:
+        """The raw ``WorkflowService`` stub (for tools; payloads there are not codec-processed)."""
+        return self._stub
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
+                   not_found: str = "workflow") -> Any:
+        fn = getattr(self._stub, method)
+        try:
+            if timeout is None:
+                return await fn(request)
+            return await fn(request, timeout=timeout)
+        except grpc.aio.AioRpcError as e:
+            raise map_rpc_error(e, not_found=not_found) from e
+
+    async def _encode(self, msg: Message) -> None:
+        if self.codecs:
+            await encode_message(self.codecs, msg)
+
+    async def _decode(self, msg: Message) -> None:
+        if self.codecs:
+            await decode_message(self.codecs, msg)
+
+    def _payload_map(self, values: Mapping[str, Any] | None) -> dict[str, pb.Payload]:
+        if not values:
+            return {}
+        return {k: self.data_converter.to_payload(v) for k, v in values.items()}
+
+    def _decode_map(self, fields: Mapping[str, pb.Payload]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, p in fields.items():
+            try:
+                out[k] = self.data_converter.from_payload(p)
+            except ValueError:
+                out[k] = p
+        return out
+
+    def _describe(self, info: svc.WorkflowExecutionInfo, resp: svc.DescribeWorkflowExecutionResponse | None = None
+                  ) -> WorkflowExecutionDescription:
+        conv = self.data_converter
+        pending: list[PendingActivity] = []
+        children: list[PendingChild] = []
+        if resp is not None:
+            for a in resp.pending_activities:
+                pending.append(PendingActivity(
+                    activity_id=a.activity_id, activity_type=a.activity_type, state=a.state, attempt=a.attempt,
+                    scheduled_event_id=a.scheduled_event_id, last_started_time=_time(a.last_started_time_ms),
+                    last_heartbeat_time=_time(a.last_heartbeat_time_ms),
+                    heartbeat_details=conv._safe_decode(a.heartbeat_details),
+                    last_failure=conv.from_failure(a.last_failure) if a.HasField("last_failure") else None))
+            for c in resp.pending_children:
+                children.append(PendingChild(c.workflow_id, c.run_id, c.workflow_type, c.initiated_event_id))
+        try:
+            status: WorkflowExecutionStatus | None = WorkflowExecutionStatus(info.status)
+        except ValueError:
+            status = None
+        parent = info.parent_execution if info.HasField("parent_execution") else None
+        return WorkflowExecutionDescription(
+            id=info.execution.workflow_id,
+            run_id=info.execution.run_id,
+            workflow_type=info.workflow_type,
+            task_queue=info.task_queue,
+            status=status,
+            start_time=_time(info.start_time_ms),
+            close_time=_time(info.close_time_ms),
+            execution_time=_time(info.execution_time_ms),
+            history_length=info.history_length,
+            memo=self._decode_map(info.memo.fields),
+            search_attributes=self._decode_map(info.search_attributes.indexed_fields),
+            parent_id=parent.workflow_id if parent and parent.workflow_id else None,
+            parent_run_id=parent.run_id if parent and parent.run_id else None,
+            first_run_id=info.first_run_id,
+            pending_activities=pending,
+            pending_children=children,
+            raw=resp if resp is not None else info,
+        )
+
+    # ------------------------------------------------------------------ workflows
+
+    async def start_workflow(
+        self,
+        workflow: Any,
+        *args: Any,
+        id: str,
+        task_queue: str,
+        id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        id_conflict_policy: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.FAIL,
+        execution_timeout: datetime.timedelta | None = None,
+        run_timeout: datetime.timedelta | None = None,
+        task_timeout: datetime.timedelta | None = None,
+        memo: Mapping[str, Any] | None = None,
+        search_attributes: Mapping[str, Any] | None = None,
+        start_delay: datetime.timedelta | None = None,
+        start_signal: Any = None,
+        start_signal_args: Sequence[Any] = (),
+        result_type: Any = None,
+        request_id: str | None = None,
+    ) -> WorkflowHandle[Any]:
+        """Start a workflow run and return its handle (without waiting for it).
+
+        Args:
+            workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a
+                decorated function, a DSL definition, or a workflow type name.
+            *args: the workflow's arguments (converted by the data converter).
+            id: the workflow id (unique among running executions of the namespace).
+            task_queue: where workers pick the run's tasks up.
+            id_reuse_policy: may a *closed* run's id be reused.
+            id_conflict_policy: ``USE_EXISTING`` returns the running execution's handle
+                instead of failing.
+            execution_timeout / run_timeout / task_timeout: limits of the whole chain
+                of runs, of one run, and of one workflow task.
+            memo: non-indexed values shown by ``describe()``.
+            search_attributes: indexed values for ``list_workflows`` queries; the
+                names must be registered in the namespace.
+            start_delay: wait this long before the first workflow task.
+            start_signal / start_signal_args: signal-with-start: deliver this signal
+                (starting the workflow if it is not running).
+            result_type: type hint for ``handle.result()`` (default: the run method's
+                return annotation).
+
+        Raises:
+            WorkflowAlreadyStartedError: a run with this id exists and the policies forbid another.
+            NamespaceNotFoundError: the client's namespace does not exist.
+            RPCError: the server refused the request (e.g. an unknown search attribute).
+            TypeError: an argument cannot be converted.
+        """
+        name, hint = _type_name(workflow)
+        conv = self.data_converter
+        start = svc.StartWorkflowExecutionRequest(
+            namespace=self.namespace,
+            workflow_id=id,
+            workflow_type=name,
+            task_queue=task_queue,
+            input=conv.to_payloads(args),
+            execution_timeout_ms=_ms(execution_timeout),
+            run_timeout_ms=_ms(run_timeout),
+            task_timeout_ms=_ms(task_timeout),
+            identity=self.identity,
+            request_id=request_id or str(uuid.uuid4()),
+            workflow_id_reuse_policy=int(id_reuse_policy),  # type: ignore[arg-type]
+            workflow_id_conflict_policy=int(id_conflict_policy),  # type: ignore[arg-type]
+            workflow_start_delay_ms=_ms(start_delay),
+        )
+        if memo:
+            start.memo.fields.update(self._payload_map(memo))
+        if search_attributes:
+            start.search_attributes.indexed_fields.update(self._payload_map(search_attributes))
+        try:
+            if start_signal is not None:
+                signal_name, _ = _handler(start_signal, _SIGNAL_ATTR)
+                req_sws = svc.SignalWithStartWorkflowExecutionRequest(
+                    start=start, signal_name=signal_name, signal_input=conv.to_payloads(start_signal_args))
+                await self._encode(req_sws)
+                resp: Any = await self._stub.SignalWithStartWorkflowExecution(req_sws)
+            else:
+                await self._encode(start)
+                resp = await self._stub.StartWorkflowExecution(start)
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS:
+                raise E.WorkflowAlreadyStartedError(e.details() or "workflow already started", workflow_id=id) from e
+            raise map_rpc_error(e) from e
+        return WorkflowHandle(self, id, run_id=resp.run_id, result_run_id=resp.run_id,
+                              first_execution_run_id=resp.run_id, result_type=result_type or hint,
+                              target_run=False)
+
+    async def execute_workflow(self, workflow: Any, *args: Any, **kwargs: Any) -> Any:
+        """Start a workflow (same arguments as :meth:`start_workflow`) and wait for its result.
+
+        Raises:
+            WorkflowFailureError: the run failed, was cancelled, terminated or timed out.
+            WorkflowAlreadyStartedError, RPCError: see :meth:`start_workflow`.
+        """
+        handle = await self.start_workflow(workflow, *args, **kwargs)
+        return await handle.result()
+
+    def get_workflow_handle(self, workflow_id: str, *, run_id: str | None = None,
+                            first_execution_run_id: str | None = None, result_type: Any = None,
+                            workflow: Any = None) -> WorkflowHandle[Any]:
+        """A handle to an existing execution (no RPC is made).
+
+        Without ``run_id`` the handle addresses the latest run of ``workflow_id``.
+        ``workflow`` (a definition) supplies the result type hint.
+        """
+        if result_type is None and workflow is not None:
+            result_type = _type_name(workflow)[1]
+        return WorkflowHandle(self, workflow_id, run_id=run_id, result_run_id=run_id,
+                              first_execution_run_id=first_execution_run_id, result_type=result_type,
+                              target_run=True)
+
+    async def list_workflows(self, query: str = "", *, page_size: int = 1000
+                             ) -> AsyncIterator[WorkflowExecutionDescription]:
+        """Iterate over the executions matching a visibility ``query`` (all pages).
+
+        Example: ``async for wf in client.list_workflows("WorkflowType = 'Order' AND
+        ExecutionStatus = 'Running'"): ...``
+
+        Raises:
+            RPCError: the query is malformed (``status="INVALID_ARGUMENT"``).
+        """
+        token = b""
+        while True:
+            req = svc.ListWorkflowExecutionsRequest(namespace=self.namespace, page_size=page_size,
+                                                    next_page_token=token, query=query)
+            resp = await self._rpc("ListWorkflowExecutions", req)
+            await self._decode(resp)
+            for info in resp.executions:
+                yield self._describe(info)
+            token = resp.next_page_token
+            if not token:
+                return
+
+    async def count_workflows(self, query: str = "") -> int:
+        """The number of executions matching ``query``.
+
+        Raises:
+            RPCError: the query is malformed.
+        """
+        resp = await self._rpc("CountWorkflowExecutions",
+                               svc.CountWorkflowExecutionsRequest(namespace=self.namespace, query=query))
+        return int(resp.count)
+
+    def get_async_activity_handle(self, task_token: bytes) -> AsyncActivityHandle:
+        """A handle to complete, fail or heartbeat an activity that called ``activity.raise_complete_async()``."""
+        return AsyncActivityHandle(self, task_token)
+
+    # ------------------------------------------------------------------ namespaces
+
+    async def create_namespace(
+        self,
+        name: str,
+        *,
+        retention: datetime.timedelta | None = None,
+        description: str = "",
+        owner_email: str = "",
+        search_attributes: Mapping[str, Any] | None = None,
+        archival_uri: str = "",
+    ) -> NamespaceDescription:
+        """Register a namespace.
+
+        ``search_attributes`` maps names to types: ``"Keyword"``, ``"Text"``, ``"Int"``,
+        ``"Double"``, ``"Bool"``, ``"Datetime"``, ``"KeywordList"``.
+
+        Raises:
+            RPCError: ``status="ALREADY_EXISTS"`` if it exists, ``"INVALID_ARGUMENT"``
+                for a bad name or attribute.
+            ValueError: an unknown search attribute type.
+        """
+        req = svc.CreateNamespaceRequest(
+            name=name, description=description, owner_email=owner_email, retention_ms=_ms(retention),
+            search_attributes={k: _sa_type_value(v) for k, v in (search_attributes or {}).items()},
+            archival_uri=archival_uri)
+        resp = await self._rpc("CreateNamespace", req, not_found="rpc")
+        return NamespaceDescription.from_proto(resp.namespace_info)
+
+    async def describe_namespace(self, name: str | None = None) -> NamespaceDescription:
+        """Describe ``name`` (default: the client's namespace).
+
+        Raises:
+            NamespaceNotFoundError: no such namespace.
+        """
+        try:
+            resp = await self._rpc("DescribeNamespace",
+                                   svc.DescribeNamespaceRequest(name=name or self.namespace), not_found="rpc")
+        except E.RPCError as e:
+            if e.status == "NOT_FOUND" and not isinstance(e, E.NamespaceNotFoundError):
+                raise E.NamespaceNotFoundError(e.message) from e
+            raise
+        return NamespaceDescription.from_proto(resp.namespace_info)
+
+    async def update_namespace(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        owner_email: str | None = None,
+        retention: datetime.timedelta | None = None,
+        search_attributes: Mapping[str, Any] | None = None,
+        archival_uri: str | None = None,
+    ) -> NamespaceDescription:
+        """Change the given fields of a namespace (others keep their value).
+
+        ``search_attributes`` replaces the whole set of custom attributes.
+
+        Raises:
+            NamespaceNotFoundError: no such namespace.
+            RPCError: e.g. ``FAILED_PRECONDITION`` when removing an attribute still in use.
+        """
+        req = svc.UpdateNamespaceRequest(name=name or self.namespace)
+        if description is not None:
+            req.description = description
+            req.update_mask.append("description")
+        if owner_email is not None:
+            req.owner_email = owner_email
+            req.update_mask.append("owner_email")
+        if retention is not None:
+            req.retention_ms = _ms(retention)
+            req.update_mask.append("retention")
+        if search_attributes is not None:
+            req.search_attributes.update({k: _sa_type_value(v) for k, v in search_attributes.items()})
+            req.update_mask.append("search_attributes")
+        if archival_uri is not None:
+            req.archival_uri = archival_uri
+            req.update_mask.append("archival_uri")
+        try:
+            resp = await self._rpc("UpdateNamespace", req, not_found="rpc")
+        except E.RPCError as e:
+            if e.status == "NOT_FOUND" and not isinstance(e, E.NamespaceNotFoundError):
+                raise E.NamespaceNotFoundError(e.message) from e
+            raise
+        return NamespaceDescription.from_proto(resp.namespace_info)
+
+    async def list_namespaces(self) -> list[NamespaceDescription]:
+        """All registered namespaces."""
+        out: list[NamespaceDescription] = []
+        token = b""
+        while True:
+            resp = await self._rpc("ListNamespaces", svc.ListNamespacesRequest(page_size=100, next_page_token=token),
+                                   not_found="rpc")
+            out.extend(NamespaceDescription.from_proto(n) for n in resp.namespaces)
+            token = resp.next_page_token
+            if not token:
+                return out
+
+    async def delete_namespace(self, name: str, *, force: bool = False) -> int:
+        """Delete a namespace; returns how many running executions ``force`` terminated.
+
+        Raises:
+            NamespaceNotFoundError: no such namespace.
+            RPCError: ``FAILED_PRECONDITION`` while executions run and ``force`` is not set.
+        """
+        try:
+            resp = await self._rpc("DeleteNamespace", svc.DeleteNamespaceRequest(name=name, force=force),
+                                   not_found="rpc")
+        except E.RPCError as e:
+            if e.status == "NOT_FOUND" and not isinstance(e, E.NamespaceNotFoundError):
+                raise E.NamespaceNotFoundError(e.message) from e
+            raise
+        return int(resp.terminated_executions)
+
+    async def add_search_attributes(self, search_attributes: Mapping[str, Any]) -> None:
+        """Register custom search attributes (name -> type name) in the client's namespace.
+
+        Raises:
+            RPCError: an attribute exists with another type, or a bad name.
+            ValueError: an unknown type name.
+        """
+        req = svc.AddSearchAttributesRequest(
+            namespace=self.namespace,
+            search_attributes={k: _sa_type_value(v) for k, v in search_attributes.items()})
+        await self._rpc("AddSearchAttributes", req, not_found="rpc")
+
+
+class WorkflowHandle(Generic[R]):
+    """A reference to a workflow execution (made by ``start_workflow`` or ``get_workflow_handle``).
+
+    ``run_id`` is the run the handle was made for (``None`` when only the id is
+    known). Signals, queries, updates, cancel, terminate and describe address the
+    latest run unless the handle was created with an explicit ``run_id``;
+    ``result()`` waits for the run the handle was made for and follows
+    continue-as-new.
+    """
+
+    def __init__(self, client: Client, id: str, *, run_id: str | None = None, result_run_id: str | None = None,
+                 first_execution_run_id: str | None = None, result_type: Any = None, target_run: bool = True) -> None:
+        self._client = client
+        self.id = id
+        self.run_id = run_id
+        self.result_run_id = result_run_id
+        self.first_execution_run_id = first_execution_run_id
+        self.result_type = result_type
+        self._target_run_id = (run_id or "") if target_run else ""
+
+    @property
+    def workflow_id(self) -> str:
+        """Alias of ``id``."""
+        return self.id
+
+    def __repr__(self) -> str:
+        return f"WorkflowHandle(id={self.id!r}, run_id={self.run_id!r})"
+
+    def _execution(self, run_id: str | None = None) -> pb.WorkflowExecution:
+        return pb.WorkflowExecution(workflow_id=self.id,
+                                    run_id=self._target_run_id if run_id is None else run_id)
+
+    async def result(self, *, follow_runs: bool = True, result_type: Any = None) -> R:
+        """Wait for the run to close and return its result, decoded by the result type hint.
+
+        Long-polls the server (no busy polling). With ``follow_runs`` a run that
+        continued-as-new is followed to the run that finally closes.
+
+        Raises:
+            WorkflowFailureError: the run failed (``cause`` is the ApplicationError or
+                other error it failed with), was cancelled (``CancelledError``),
+                terminated (``TerminatedError`` with the reason) or timed out
+                (``TimeoutError``).
+            WorkflowContinuedAsNewError: the run continued-as-new and ``follow_runs`` is false.
+            WorkflowNotFoundError: no such execution.
+        """
+        client = self._client
+        conv = client.data_converter
+        hint = result_type if result_type is not None else self.result_type
+        run_id = self.result_run_id or ""
+        while True:
+            req = svc.GetWorkflowExecutionHistoryRequest(
+                namespace=client.namespace, execution=pb.WorkflowExecution(workflow_id=self.id, run_id=run_id),
+                wait_new_event=True, close_event_only=True)
+            try:
+                resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
+            except E.RPCError as e:
+                if e.status == "DEADLINE_EXCEEDED":
+                    continue
+                raise
+            events = resp.history.events
+            if not events:
+                continue
+            event = events[-1]
+            await client._decode(event)
+            et = event.event_type
+            if et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+                values = conv.from_payloads(event.workflow_execution_completed_event_attributes.result,
+                                            [hint] if hint is not None else None)
+                return values[0] if values else None  # type: ignore[return-value]
+            if et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+                new_run = event.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
+                if not follow_runs:
+                    raise E.WorkflowContinuedAsNewError(new_run)
+                run_id = new_run
+                continue
+            raise self._close_error(event)
+
+    def _close_error(self, event: pb.HistoryEvent) -> E.WorkflowFailureError:
+        conv = self._client.data_converter
+        et = event.event_type
+        cause: BaseException
+        if et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+            cause = conv.from_failure(event.workflow_execution_failed_event_attributes.failure)
+            status = WorkflowExecutionStatus.FAILED
+        elif et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+            details = conv._safe_decode(event.workflow_execution_canceled_event_attributes.details)
+            cause = E.CancelledError("workflow cancelled", *details)
+            status = WorkflowExecutionStatus.CANCELED
+        elif et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+            cause = E.TerminatedError(event.workflow_execution_terminated_event_attributes.reason)
+            status = WorkflowExecutionStatus.TERMINATED
+        elif et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+            cause = E.TimeoutError("workflow execution timed out", timeout_type=E.TimeoutType.WORKFLOW_EXECUTION)
+            status = WorkflowExecutionStatus.TIMED_OUT
+        else:
+            cause = E.ServerError(f"unexpected close event type {et}")
+            status = None
+        return E.WorkflowFailureError(cause, status=status)
+
+    async def signal(self, signal: Any, *args: Any) -> None:
+        """Send a signal (a ``@workflow.signal`` method or its name) with ``args``.
+
+        Raises:
+            WorkflowNotFoundError: no running execution with this id (and run id).
+        """
+        name, _ = _handler(signal, _SIGNAL_ATTR)
+        client = self._client
+        req = svc.SignalWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(), signal_name=name,
+            input=client.data_converter.to_payloads(args), identity=client.identity, request_id=str(uuid.uuid4()))
+        await client._encode(req)
+        await client._rpc("SignalWorkflowExecution", req)
+
+    async def query(self, query: Any, *args: Any, result_type: Any = None, timeout: datetime.timedelta | None = None
+                    ) -> Any:
+        """Ask the workflow a question (a ``@workflow.query`` method or its name).
+
+        Raises:
+            QueryFailedError: the workflow has no such query handler, the handler
+                raised, or no worker answered in time.
+            WorkflowNotFoundError: no such execution.
+        """
+        name, hint = _handler(query, _QUERY_ATTR)
+        client = self._client
+        req = svc.QueryWorkflowRequest(
+            namespace=client.namespace, execution=self._execution(),
+            query=pb.WorkflowQuery(query_type=name, query_args=client.data_converter.to_payloads(args)),
+            timeout_ms=_ms(timeout))
+        await client._encode(req)
+        try:
+            resp = await client._stub.QueryWorkflow(req)
+        except grpc.aio.AioRpcError as e:
+            mapped = map_rpc_error(e)
+            if isinstance(mapped, (E.WorkflowNotFoundError, E.NamespaceNotFoundError)) and "query" not in \
+                    mapped.message.lower():
+                raise mapped from e
+            if mapped.status in ("UNAVAILABLE", "UNAUTHENTICATED", "PERMISSION_DENIED"):
+                raise mapped from e
+            raise E.QueryFailedError(mapped.message) from e
+        await client._decode(resp)
+        values = client.data_converter.from_payloads(resp.query_result, [result_type or hint])
+        return values[0] if values else None
+
+    async def update(self, update: Any, *args: Any, id: str | None = None, result_type: Any = None,
+                     timeout: datetime.timedelta | None = None) -> Any:
+        """Run an update (a ``@workflow.update`` method or its name) and return its result.
+
+        Raises:
+            UpdateFailedError: the validator rejected it or the handler raised (``cause``
+                says why).
+            WorkflowNotFoundError: no running execution.
+        """
+        name, hint = _handler(update, _UPDATE_ATTR)
+        client = self._client
+        req = svc.UpdateWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(),
+            request=pb.UpdateRequest(update_id=id or str(uuid.uuid4()), name=name,
+                                     input=client.data_converter.to_payloads(args), identity=client.identity),
+            timeout_ms=_ms(timeout))
+        await client._encode(req)
+        resp = await client._rpc("UpdateWorkflowExecution", req)
+        await client._decode(resp)
+        if resp.WhichOneof("outcome") == "failure":
+            cause = client.data_converter.from_failure(resp.failure)
+            raise E.UpdateFailedError(f"update {name!r} failed: {resp.failure.message}", cause=cause)
+        values = client.data_converter.from_payloads(resp.success, [result_type or hint])
+        return values[0] if values else None
+
+    async def cancel(self, reason: str = "") -> None:
+        """Request cancellation: the workflow sees ``asyncio.CancelledError`` and may clean up.
+
+        Raises:
+            WorkflowNotFoundError: no running execution.
+        """
+        client = self._client
+        await client._rpc("RequestCancelWorkflowExecution", svc.RequestCancelWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(), identity=client.identity,
+            request_id=str(uuid.uuid4()), reason=reason))
+
+    async def terminate(self, reason: str = "", *details: Any) -> None:
+        """Stop the execution at once (no workflow code runs).
+
+        Raises:
+            WorkflowNotFoundError: no running execution.
+        """
+        client = self._client
+        req = svc.TerminateWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(), reason=reason,
+            details=client.data_converter.to_payloads(details), identity=client.identity)
+        await client._encode(req)
+        await client._rpc("TerminateWorkflowExecution", req)
+
+    async def describe(self) -> WorkflowExecutionDescription:
+        """Status, times, memo, search attributes and pending work of the run.
+
+        Raises:
+            WorkflowNotFoundError: no such execution.
+        """
+        client = self._client
+        resp = await client._rpc("DescribeWorkflowExecution", svc.DescribeWorkflowExecutionRequest(
+            namespace=client.namespace, execution=self._execution()))
+        await client._decode(resp)
+        return client._describe(resp.workflow_execution_info, resp)
+
+    async def fetch_history(self) -> History:
+        """The run's full event history, with payloads decoded by the codec chain.
+
+        Raises:
+            WorkflowNotFoundError: no such execution.
+        """
+        client = self._client
+        run_id = self.run_id or ""
+        if not run_id:
+            run_id = (await self.describe()).run_id
+        events: list[pb.HistoryEvent] = []
+        token = b""
+        while True:
+            resp = await client._rpc("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(
+                namespace=client.namespace, execution=pb.WorkflowExecution(workflow_id=self.id, run_id=run_id),
+                next_page_token=token))
+            await client._decode(resp)
+            events.extend(resp.history.events)
+            token = resp.next_page_token
+            if not token:
+                break
+        return History.from_proto(self.id, run_id, events)
+
+
+class AsyncActivityHandle:
+    """Completes an activity attempt from outside the activity function.
+
+    Made by ``client.get_async_activity_handle(task_token)`` for an activity that
+    called ``activity.raise_complete_async()``. A stale token (the attempt timed
+    out, or was already completed) raises :class:`RPCError` with ``status="NOT_FOUND"``.
+    """
+
+    def __init__(self, client: Client, task_token: bytes) -> None:
+        self._client = client
+        self.task_token = task_token
+
+    async def complete(self, result: Any = None) -> None:
+        """Complete the attempt with ``result``."""
+        c = self._client
+        req = svc.RespondActivityTaskCompletedRequest(
+            task_token=self.task_token, result=c.data_converter.to_payloads([result]), identity=c.identity,
+            namespace=c.namespace)
+        await c._encode(req)
+        await c._rpc("RespondActivityTaskCompleted", req, not_found="rpc")
+
+    async def fail(self, error: BaseException, *, last_heartbeat_details: Sequence[Any] = ()) -> None:
+        """Fail the attempt with ``error`` (retried per the activity's retry policy)."""
+        c = self._client
+        req = svc.RespondActivityTaskFailedRequest(
+            task_token=self.task_token, failure=c.data_converter.to_failure(error), identity=c.identity,
+            namespace=c.namespace)
+        if last_heartbeat_details:
+            req.last_heartbeat_details.CopyFrom(c.data_converter.to_payloads(last_heartbeat_details))
+        await c._encode(req)
+        await c._rpc("RespondActivityTaskFailed", req, not_found="rpc")
+
+    async def report_cancellation(self, *details: Any) -> None:
+        """Report that the attempt stopped because cancellation was requested."""
+        c = self._client
+        req = svc.RespondActivityTaskCanceledRequest(
+            task_token=self.task_token, details=c.data_converter.to_payloads(details), identity=c.identity,
+            namespace=c.namespace)
+        await c._encode(req)
+        await c._rpc("RespondActivityTaskCanceled", req, not_found="rpc")
+
+    async def heartbeat(self, *details: Any) -> None:
+        """Record a heartbeat.
+
+        Raises:
+            CancelledError: the workflow requested cancellation of this activity
+                (stop and call :meth:`report_cancellation`).
+        """
+        c = self._client
+        req = svc.RecordActivityTaskHeartbeatRequest(
+            task_token=self.task_token, details=c.data_converter.to_payloads(details), identity=c.identity,
+            namespace=c.namespace)
+        await c._encode(req)
+        resp = await c._rpc("RecordActivityTaskHeartbeat", req, not_found="rpc")
+        if resp.cancel_requested:
+            raise E.CancelledError("activity cancellation requested")

@@ -1,0 +1,211 @@
+"""``Worker``: hosts workflows and activities for one task queue.
+
+Registration is explicit (``Worker(client, task_queue=..., workflows=[...],
+activities=[...])``); nothing is registered globally. Run it with ``async with
+worker:`` (it runs in the background until the block ends) or ``await
+worker.run()`` (until cancelled or :meth:`Worker.shutdown`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime
+import logging
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sdk._activity_worker import ActivityWorker
+from sdk._workflow_worker import WorkflowWorker
+
+__all__ = ["Worker", "WorkflowDeterminismCheckError"]
+
+log = logging.getLogger("sdk.worker")
+
+
+class WorkflowDeterminismCheckError(ValueError):
+    """The static determinism check found problems in a registered workflow.
+
+    ``findings`` maps workflow type names to what was found. Fix the code, or opt
+    the workflow out with ``@workflow.defn(check_determinism=False)``.
+    """
+
+    def __init__(self, findings: dict[str, list[str]]) -> None:
+        lines = ["workflow code may not be deterministic:"]
+        for name, items in findings.items():
+            lines += [f"  {name}: {item}" for item in items]
+        lines.append("fix it, or opt out with @workflow.defn(check_determinism=False)")
+        super().__init__("\n".join(lines))
+        self.findings = findings
+
+
+def _check_determinism(defn: Any) -> list[str]:
+    if not getattr(defn, "check_determinism", True):
+        return []
+    try:
+        from sdk._determinism_check import check_workflow
+    except ImportError:  # the checker is optional at this layer
+        return []
+    findings = check_workflow(defn)
+    return [str(f) for f in (findings or [])]
+
+
+class Worker:
+    """Polls one task queue and runs the given workflows and activities.
+
+    Args:
+        client: a connected :class:`~sdk.Client` (its namespace, converter and codecs are used).
+        task_queue: the queue to serve.
+        workflows: ``@workflow.defn`` classes or functions (or DSL definitions).
+        activities: ``@activity.defn`` functions or bound methods.
+        max_concurrent_workflow_tasks: workflow tasks processed at once.
+        max_concurrent_activities: activity attempts running at once.
+        max_cached_workflows: runs kept in memory between tasks (sticky cache);
+            0 disables stickiness (every task replays the full history).
+        activity_executor: thread pool for sync (plain ``def``) activities; by
+            default one with ``max_concurrent_activities`` threads is created.
+        graceful_shutdown_timeout: on shutdown, how long running activities may
+            finish before they are cancelled.
+        identity: names this worker in histories (default: the client's identity).
+        sticky_schedule_to_start_timeout: how long the server holds a task for this
+            worker's sticky queue before giving it to any worker.
+
+    Raises:
+        ValueError: no workflows and no activities, an empty task queue, two
+            workflows or activities with the same name, or (as
+            :class:`WorkflowDeterminismCheckError`) the determinism check's findings.
+        TypeError: an entry is not a decorated workflow or activity.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        task_queue: str,
+        workflows: Sequence[Any] = (),
+        activities: Sequence[Callable[..., Any]] = (),
+        max_concurrent_workflow_tasks: int = 100,
+        max_concurrent_activities: int = 100,
+        max_cached_workflows: int = 1000,
+        activity_executor: concurrent.futures.Executor | None = None,
+        graceful_shutdown_timeout: datetime.timedelta = datetime.timedelta(seconds=10),
+        identity: str | None = None,
+        sticky_schedule_to_start_timeout: datetime.timedelta = datetime.timedelta(seconds=5),
+        workflow_task_pollers: int = 2,
+        activity_task_pollers: int = 4,
+    ) -> None:
+        if not task_queue:
+            raise ValueError("Worker needs a task_queue")
+        if not workflows and not activities:
+            raise ValueError("Worker needs at least one workflow or activity")
+        self.client = client
+        self.task_queue = task_queue
+        self.identity = identity or client.identity
+        self._grace = graceful_shutdown_timeout.total_seconds()
+
+        from sdk._workflow_defn import WorkflowDefinition
+
+        defs: dict[str, Any] = {}
+        findings: dict[str, list[str]] = {}
+        for w in workflows:
+            d = WorkflowDefinition.from_target(w)
+            if d.name in defs:
+                raise ValueError(f"two workflows are registered under the name {d.name!r}")
+            defs[d.name] = d
+            found = _check_determinism(d)
+            if found:
+                findings[d.name] = found
+        if findings:
+            raise WorkflowDeterminismCheckError(findings)
+
+        self._activity_worker: ActivityWorker | None = None
+        self._workflow_worker: WorkflowWorker | None = None
+        if defs:
+            from sdk._workflow_instance import WorkflowInstance
+
+            self._workflow_worker = WorkflowWorker(
+                client, task_queue, defs,
+                max_concurrent=max_concurrent_workflow_tasks,
+                max_cached=max_cached_workflows,
+                sticky_schedule_to_start_ms=int(sticky_schedule_to_start_timeout.total_seconds() * 1000),
+                activity_worker=None,
+                identity=self.identity,
+                instance_factory=WorkflowInstance,
+                pollers=workflow_task_pollers,
+            )
+        if activities:
+            ww = self._workflow_worker
+            self._activity_worker = ActivityWorker(
+                client, task_queue, activities,
+                max_concurrent=max_concurrent_activities,
+                executor=activity_executor,
+                sticky_queue=ww.sticky_queue if ww is not None else "",
+                on_workflow_task=ww.submit if ww is not None else None,
+                pollers=activity_task_pollers,
+                identity=self.identity,
+            )
+            if ww is not None:
+                ww._activities = self._activity_worker
+        self._started = False
+        self._stop = asyncio.Event()
+        self._run_task: asyncio.Task[None] | None = None
+        self._shutdown_done: asyncio.Event | None = None
+
+    @property
+    def sticky_task_queue(self) -> str:
+        """This worker's sticky queue (empty when it runs no workflows or caching is off)."""
+        return self._workflow_worker.sticky_queue if self._workflow_worker is not None else ""
+
+    @property
+    def cached_run_ids(self) -> list[str]:
+        """Run ids in the sticky cache, least recently used first."""
+        return self._workflow_worker.cached_run_ids if self._workflow_worker is not None else []
+
+    async def run(self) -> None:
+        """Serve until :meth:`shutdown` is called or this coroutine is cancelled; then shut down gracefully.
+
+        Raises:
+            RuntimeError: the worker already ran.
+        """
+        if self._started:
+            raise RuntimeError("a Worker can run only once; create a new one")
+        self._started = True
+        self._shutdown_done = asyncio.Event()
+        if self._workflow_worker is not None:
+            self._workflow_worker.start()
+        if self._activity_worker is not None:
+            self._activity_worker.start()
+        try:
+            await self._stop.wait()
+        finally:
+            await asyncio.shield(self._graceful_stop())
+
+    async def _graceful_stop(self) -> None:
+        ww, aw = self._workflow_worker, self._activity_worker
+        try:
+            await asyncio.gather(*(w.stop_polling() for w in (ww, aw) if w is not None))
+            if aw is not None:
+                await aw.drain(self._grace)
+            if ww is not None:
+                await ww.drain(self._grace)
+        finally:
+            if self._shutdown_done is not None:
+                self._shutdown_done.set()
+
+    async def shutdown(self) -> None:
+        """Stop polling, let running activities finish within the grace period (then
+        cancel them), evict cached workflows, and wait until all that is done."""
+        self._stop.set()
+        if self._run_task is not None:
+            await asyncio.gather(self._run_task, return_exceptions=True)
+        elif self._shutdown_done is not None:
+            await self._shutdown_done.wait()
+
+    async def __aenter__(self) -> Worker:
+        self._run_task = asyncio.get_running_loop().create_task(self.run(), name=f"worker-{self.task_queue}")
+        await asyncio.sleep(0)  # let the pollers start
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()

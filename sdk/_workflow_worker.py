@@ -1,0 +1,451 @@
+"""The workflow half of a worker: poll, replay or resume, complete, cache.
+
+Workflow tasks come from the normal task queue and from this worker's sticky
+queue. A sticky task carries only the events after the previous task, so the
+worker keeps recently used :class:`WorkflowInstance` objects in an LRU cache and
+resumes them; a task for a run that is not cached is replayed from the full
+history. Completions ask the server to return the next task (and eager activity
+tasks) in the response, saving a poll round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+import uuid
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from sdk._activity_worker import ActivityWorker, Slots
+from sdk._payload_visitor import decode_message, encode_message
+from sdk.exceptions import ApplicationError, NonDeterminismError
+
+__all__ = ["WorkflowWorker"]
+
+log = logging.getLogger("sdk.worker")
+_POLL_ERROR_BACKOFF = 0.5
+_CLOSE_COMMANDS = frozenset({
+    pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+    pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION,
+    pb.COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION,
+    pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
+})
+_UNHANDLED = pb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE
+
+
+class _TaskFailed(Exception):
+    """Fail the current workflow task with ``cause`` (and evict the run)."""
+
+    def __init__(self, cause: int, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.cause = cause
+        self.error = error
+
+
+@dataclasses.dataclass
+class _CachedRun:
+    instance: Any
+    started_event_id: int = 0
+    lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+
+
+class WorkflowWorker:
+    """Runs the workflows registered on one worker (see the module docstring).
+
+    Args:
+        client: the worker's client.
+        task_queue: the normal queue to poll.
+        definitions: ``WorkflowDefinition`` by type name.
+        max_concurrent: the most workflow tasks processed at once.
+        max_cached: the most runs kept in the sticky cache (0 disables stickiness).
+        sticky_schedule_to_start_ms: how long the server waits on the sticky queue
+            before falling back to the normal queue.
+        activity_worker: for eager activities (``None`` if this worker runs none).
+        identity: names this worker in histories.
+        instance_factory: builds a ``WorkflowInstance`` (the runtime's constructor).
+        pollers: concurrent long polls on the normal queue (the sticky queue gets as many).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        task_queue: str,
+        definitions: dict[str, Any],
+        *,
+        max_concurrent: int,
+        max_cached: int,
+        sticky_schedule_to_start_ms: int,
+        activity_worker: ActivityWorker | None,
+        identity: str,
+        instance_factory: Callable[..., Any],
+        pollers: int = 2,
+    ) -> None:
+        self._client = client
+        self._stub = client._stub
+        self._ns = client.namespace
+        self._conv = client.data_converter
+        self._codecs = client.codecs
+        self._identity = identity
+        self.task_queue = task_queue
+        self._defs = definitions
+        self._max_cached = max_cached
+        self.sticky_queue = f"{task_queue}/sticky/{uuid.uuid4().hex}" if max_cached > 0 else ""
+        self._sticky_attrs = (
+            svc.StickyExecutionAttributes(worker_task_queue=self.sticky_queue,
+                                          schedule_to_start_timeout_ms=sticky_schedule_to_start_ms)
+            if self.sticky_queue else None
+        )
+        self._activities = activity_worker
+        self._factory = instance_factory
+        self._pollers = max(1, pollers)
+        self.slots = Slots(max_concurrent)
+        self._cache: collections.OrderedDict[str, _CachedRun] = collections.OrderedDict()
+        self._stopping = False
+        self._poll_tasks: list[asyncio.Task[None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._registered_names = ", ".join(sorted(definitions)) or "none"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the pollers on the running loop."""
+        loop = asyncio.get_running_loop()
+        self._poll_tasks = [loop.create_task(self._poll_loop(self.task_queue, False)) for _ in range(self._pollers)]
+        if self.sticky_queue:
+            self._poll_tasks += [loop.create_task(self._poll_loop(self.sticky_queue, True))
+                                 for _ in range(self._pollers)]
+
+    async def stop_polling(self) -> None:
+        """Stop taking new tasks."""
+        self._stopping = True
+        for t in self._poll_tasks:
+            t.cancel()
+        await asyncio.gather(*self._poll_tasks, return_exceptions=True)
+        self._poll_tasks = []
+
+    async def drain(self, timeout: float) -> None:
+        """Wait for the workflow tasks in progress, then evict every cached run."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+        for run_id in list(self._cache):
+            self._evict(run_id)
+
+    @property
+    def cached_run_ids(self) -> list[str]:
+        """Run ids in the sticky cache, least recently used first (for tests and metrics)."""
+        return list(self._cache)
+
+    def submit(self, task: svc.PollWorkflowTaskQueueResponse) -> None:
+        """Process a workflow task obtained without polling (returned by an activity completion)."""
+        self._spawn(task, reserved=False)
+
+    # ------------------------------------------------------------------ polling
+
+    async def _poll_loop(self, queue: str, sticky: bool) -> None:
+        req = svc.PollWorkflowTaskQueueRequest(namespace=self._ns, task_queue=queue, identity=self._identity,
+                                               sticky=sticky)
+        while not self._stopping:
+            await self.slots.acquire()
+            try:
+                task = await self._stub.PollWorkflowTaskQueue(req)
+            except asyncio.CancelledError:
+                self.slots.release()
+                raise
+            except grpc.aio.AioRpcError as e:
+                self.slots.release()
+                if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+                    continue
+                log.warning("workflow poll on %r failed: %s %s", queue, e.code(), e.details())
+                await asyncio.sleep(_POLL_ERROR_BACKOFF)
+                continue
+            except Exception:
+                self.slots.release()
+                log.exception("workflow poll on %r failed", queue)
+                await asyncio.sleep(_POLL_ERROR_BACKOFF)
+                continue
+            if not task.task_token:
+                self.slots.release()
+                continue
+            self._spawn(task, reserved=True)
+
+    def _spawn(self, task: svc.PollWorkflowTaskQueueResponse, *, reserved: bool) -> None:
+        t = asyncio.get_running_loop().create_task(self._handle(task, reserved))
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, task: svc.PollWorkflowTaskQueueResponse | None, reserved: bool) -> None:
+        try:
+            while task is not None and task.task_token:
+                task = await self._process(task)
+        except Exception:
+            log.exception("workflow task processing failed inside the worker")
+        finally:
+            if reserved:
+                self.slots.release()
+
+    # ------------------------------------------------------------------ one task
+
+    async def _process(self, task: svc.PollWorkflowTaskQueueResponse) -> svc.PollWorkflowTaskQueueResponse | None:
+        if self._codecs:
+            await decode_message(self._codecs, task)
+        if task.HasField("query"):
+            await self._answer_query(task)
+            return None
+        run_id = task.workflow_execution.run_id
+        defn = self._defs.get(task.workflow_type)
+        if defn is None:
+            await self._fail_task(task, pb.WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE, ApplicationError(
+                f"workflow type {task.workflow_type!r} is not registered on this worker (task queue "
+                f"{self.task_queue!r}); registered workflows: {self._registered_names}",
+                type="WorkflowTypeNotRegistered"))
+            return None
+        entry = self._cache.get(run_id)
+        if entry is not None:
+            self._cache.move_to_end(run_id)
+            async with entry.lock:
+                if self._cache.get(run_id) is entry:
+                    return await self._activate(task, defn, entry)
+            entry = None
+        entry = _CachedRun(instance=None)
+        async with entry.lock:
+            return await self._activate(task, defn, entry)
+
+    async def _activate(self, task: svc.PollWorkflowTaskQueueResponse, defn: Any, entry: _CachedRun
+                        ) -> svc.PollWorkflowTaskQueueResponse | None:
+        run_id = task.workflow_execution.run_id
+        try:
+            events = await self._task_events(task)
+            new_events: list[pb.HistoryEvent] = []
+            if entry.instance is not None:
+                new_events = [e for e in events if e.event_id > entry.started_event_id]
+                if (task.previous_started_event_id != entry.started_event_id or not new_events
+                        or new_events[0].event_id != entry.started_event_id + 1):
+                    # The server's view moved on without us (a task failed or timed out
+                    # elsewhere, or events are missing): replay from the full history.
+                    self._evict(run_id, entry)
+                    entry = _CachedRun(instance=None)
+            if entry.instance is None:
+                events = await self._full_history(task, events)
+                started = events[0].workflow_execution_started_event_attributes
+                entry.instance = self._factory(
+                    defn, converter=self._conv, namespace=task.namespace or self._ns,
+                    workflow_id=task.workflow_execution.workflow_id, run_id=run_id,
+                    task_queue=started.task_queue or self.task_queue)
+                new_events = events
+            try:
+                commands = entry.instance.activate(new_events, updates=list(task.updates),
+                                                   started_event_id=task.started_event_id)
+            except NonDeterminismError as e:
+                raise _TaskFailed(pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, e) from e
+            except Exception as e:
+                raise _TaskFailed(_UNHANDLED, e) from e
+            entry.started_event_id = task.started_event_id
+        except _TaskFailed as f:
+            self._evict(run_id, entry)
+            if isinstance(f.error, NonDeterminismError):
+                log.error("workflow %s (%s): %s", task.workflow_execution.workflow_id, run_id, f.error)
+            else:
+                log.warning("workflow task for %s (%s) failed", task.workflow_execution.workflow_id, run_id,
+                            exc_info=f.error)
+            await self._fail_task(task, f.cause, f.error)
+            return None
+        except Exception as e:
+            self._evict(run_id, entry)
+            log.warning("workflow task for %s (%s) failed", task.workflow_execution.workflow_id, run_id, exc_info=e)
+            await self._fail_task(task, _UNHANDLED, e)
+            return None
+
+        closing = any(c.command_type in _CLOSE_COMMANDS for c in commands)
+        if not closing and self._max_cached > 0:
+            self._insert(run_id, entry)
+        else:
+            self._evict(run_id, entry)
+        return await self._complete(task, commands, run_id, entry, closing)
+
+    async def _complete(self, task: svc.PollWorkflowTaskQueueResponse, commands: Sequence[pb.Command],
+                        run_id: str, entry: _CachedRun, closing: bool) -> svc.PollWorkflowTaskQueueResponse | None:
+        reserved = 0
+        acts = self._activities
+        if acts is not None and not closing:
+            for c in commands:
+                if c.command_type == pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
+                    a = c.schedule_activity_task_command_attributes
+                    if acts.try_reserve(a.activity_type, a.task_queue):
+                        a.request_eager_execution = True
+                        reserved += 1
+        req = svc.RespondWorkflowTaskCompletedRequest(
+            task_token=task.task_token, commands=commands, identity=self._identity,
+            return_new_workflow_task=not closing, namespace=self._ns)
+        if self._sticky_attrs is not None and not closing:
+            req.sticky_attributes.CopyFrom(self._sticky_attrs)
+        try:
+            if self._codecs:
+                await encode_message(self._codecs, req)
+            resp = await self._stub.RespondWorkflowTaskCompleted(req)
+        except grpc.aio.AioRpcError as e:
+            for _ in range(reserved):
+                acts.run_reserved(None)  # type: ignore[union-attr]
+            self._evict(run_id, entry)
+            level = logging.DEBUG if e.code() == grpc.StatusCode.NOT_FOUND else logging.WARNING
+            log.log(level, "completing workflow task of %s failed: %s %s", run_id, e.code(), e.details())
+            return None
+        if reserved:
+            got = list(resp.activity_tasks)
+            for t in got[:reserved]:
+                acts.run_reserved(t)  # type: ignore[union-attr]
+            for _ in range(reserved - min(reserved, len(got))):
+                acts.run_reserved(None)  # type: ignore[union-attr]
+            for t in got[reserved:]:  # more than we asked for: should not happen; run them anyway
+                if acts.slots.try_acquire():  # type: ignore[union-attr]
+                    acts.run_reserved(t)  # type: ignore[union-attr]
+        if resp.HasField("workflow_task") and resp.workflow_task.task_token:
+            return resp.workflow_task
+        return None
+
+    async def _fail_task(self, task: svc.PollWorkflowTaskQueueResponse, cause: int, error: BaseException) -> None:
+        req = svc.RespondWorkflowTaskFailedRequest(task_token=task.task_token, cause=cause,  # type: ignore[arg-type]
+                                                   failure=self._conv.to_failure(error), identity=self._identity,
+                                                   namespace=self._ns)
+        try:
+            if self._codecs:
+                await encode_message(self._codecs, req)
+            await self._stub.RespondWorkflowTaskFailed(req)
+        except grpc.aio.AioRpcError as e:
+            log.debug("failing workflow task failed: %s %s", e.code(), e.details())
+
+    # ------------------------------------------------------------------ history
+
+    async def _task_events(self, task: svc.PollWorkflowTaskQueueResponse) -> list[pb.HistoryEvent]:
+        events = list(task.history.events)
+        token = task.next_page_token
+        while token:
+            resp = await self._get_history(task.workflow_execution, token)
+            last = events[-1].event_id if events else 0
+            events.extend(e for e in resp.history.events if e.event_id > last)
+            token = resp.next_page_token
+        return events
+
+    async def _full_history(self, task: svc.PollWorkflowTaskQueueResponse, events: list[pb.HistoryEvent]
+                            ) -> list[pb.HistoryEvent]:
+        """All events of the run up to the task's WorkflowTaskStarted, fetching what the task lacks."""
+        if not events or events[0].event_id != 1:
+            first = events[0].event_id if events else task.started_event_id + 1
+            fetched: list[pb.HistoryEvent] = []
+            token = b""
+            while True:
+                resp = await self._get_history(task.workflow_execution, token)
+                fetched.extend(resp.history.events)
+                token = resp.next_page_token
+                if not token or (fetched and fetched[-1].event_id >= first - 1):
+                    break
+            events = [e for e in fetched if e.event_id < first] + events
+        for i, e in enumerate(events):
+            if e.event_id != i + 1:
+                raise RuntimeError(f"history of run {task.workflow_execution.run_id} has a gap before event "
+                                   f"{e.event_id} (expected {i + 1})")
+        if not events or events[0].event_type != pb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            raise RuntimeError(f"history of run {task.workflow_execution.run_id} does not start with "
+                               "WorkflowExecutionStarted")
+        return events
+
+    async def _get_history(self, execution: pb.WorkflowExecution, token: bytes
+                           ) -> svc.GetWorkflowExecutionHistoryResponse:
+        resp = await self._stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
+            namespace=self._ns, execution=execution, next_page_token=token))
+        if self._codecs:
+            await decode_message(self._codecs, resp)
+        return resp
+
+    # ------------------------------------------------------------------ queries
+
+    async def _answer_query(self, task: svc.PollWorkflowTaskQueueResponse) -> None:
+        run_id = task.workflow_execution.run_id
+        req = svc.RespondQueryTaskCompletedRequest(task_token=task.task_token, namespace=self._ns)
+        try:
+            entry = self._cache.get(run_id)
+            if entry is not None:
+                async with entry.lock:
+                    if self._cache.get(run_id) is entry and entry.instance is not None:
+                        req.query_result.CopyFrom(entry.instance.query(task.query))
+                    else:
+                        entry = None
+            if entry is None:
+                req.query_result.CopyFrom(await self._query_fresh(task))
+        except Exception as e:
+            req.ClearField("query_result")
+            req.error_message = str(e) or type(e).__name__
+        try:
+            if self._codecs:
+                await encode_message(self._codecs, req)
+            await self._stub.RespondQueryTaskCompleted(req)
+        except grpc.aio.AioRpcError as e:
+            log.debug("answering a query failed: %s %s", e.code(), e.details())
+
+    async def _query_fresh(self, task: svc.PollWorkflowTaskQueueResponse) -> pb.Payloads:
+        """Replay the run from its history (up to the last completed workflow task) and query it."""
+        defn = self._defs.get(task.workflow_type)
+        if defn is None:
+            raise RuntimeError(f"workflow type {task.workflow_type!r} is not registered on this worker; "
+                               f"registered workflows: {self._registered_names}")
+        events = list(task.history.events)
+        if not events or events[0].event_id != 1:
+            events = []
+            token = b""
+            while True:
+                resp = await self._get_history(task.workflow_execution, token)
+                events.extend(resp.history.events)
+                token = resp.next_page_token
+                if not token:
+                    break
+        # Replay up to the WorkflowTaskStarted of the last completed workflow task.
+        cut = 0
+        for i in range(len(events) - 1):
+            if (events[i].event_type == pb.EVENT_TYPE_WORKFLOW_TASK_STARTED
+                    and events[i + 1].event_type == pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED):
+                cut = i + 1
+        if cut == 0:
+            raise RuntimeError("the workflow has not completed its first workflow task yet")
+        started = events[0].workflow_execution_started_event_attributes
+        inst = self._factory(defn, converter=self._conv, namespace=task.namespace or self._ns,
+                             workflow_id=task.workflow_execution.workflow_id, run_id=task.workflow_execution.run_id,
+                             task_queue=started.task_queue or self.task_queue)
+        try:
+            inst.activate(events[:cut], updates=[], started_event_id=events[cut - 1].event_id)
+            return inst.query(task.query)
+        finally:
+            inst.close()
+
+    # ------------------------------------------------------------------ cache
+
+    def _insert(self, run_id: str, entry: _CachedRun) -> None:
+        cache = self._cache
+        if cache.get(run_id) is not entry:
+            old = cache.pop(run_id, None)
+            if old is not None and old.instance is not None:
+                old.instance.close()
+            cache[run_id] = entry
+        cache.move_to_end(run_id)
+        while len(cache) > self._max_cached:
+            victim = next((rid for rid, e in cache.items() if not e.lock.locked() and rid != run_id), None)
+            if victim is None:
+                break
+            self._evict(victim)
+
+    def _evict(self, run_id: str, entry: _CachedRun | None = None) -> None:
+        cached = self._cache.get(run_id)
+        if cached is not None and (entry is None or cached is entry):
+            del self._cache[run_id]
+        target = entry if entry is not None else cached
+        if target is not None and target.instance is not None:
+            inst, target.instance = target.instance, None
+            try:
+                inst.close()
+            except Exception:
+                log.exception("closing workflow instance of run %s failed", run_id)

@@ -1,0 +1,25 @@
+"""Public client API: :class:`Client`, :class:`WorkflowHandle` and what they return."""
+
+from sdk._client import (
+    AsyncActivityHandle,
+    Client,
+    NamespaceDescription,
+    PendingActivity,
+    PendingChild,
+    WorkflowExecutionDescription,
+    WorkflowHandle,
+)
+from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+
+__all__ = [
+    "Client",
+    "WorkflowHandle",
+    "WorkflowExecutionDescription",
+    "PendingActivity",
+    "PendingChild",
+    "NamespaceDescription",
+    "AsyncActivityHandle",
+    "WorkflowIDReusePolicy",
+    "WorkflowIDConflictPolicy",
+    "WorkflowExecutionStatus",
+]
