@@ -121,7 +121,10 @@ def _sa_type_value(t: Any) -> int:
         key = s
     else:
         # "KeywordList" / "keyword_list" / "KEYWORD_LIST" -> SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST
-        snake = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(s)) if "_" not in s else s
+        if "_" in s or s.isupper() or s.islower():
+            snake = s
+        else:
+            snake = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(s))
         key = _SA_PREFIX + snake.upper()
     try:
         return int(svc.SearchAttributeType.Value(key))
