@@ -49,6 +49,16 @@ class _TaskFailed(Exception):
         self.error = error
 
 
+class _Stale(Exception):
+    """The cached instance is out of date with the server: replay from the full history."""
+
+
+try:  # the runtime signals a cached instance whose previous task failed on the server
+    from sdk._workflow_instance import StaleWorkflowInstanceError as _StaleError
+except ImportError:  # pragma: no cover - older runtime
+    _StaleError = None  # type: ignore[assignment,misc]
+
+
 @dataclasses.dataclass
 class _CachedRun:
     instance: Any
@@ -231,21 +241,24 @@ class WorkflowWorker:
                     # elsewhere, or events are missing): replay from the full history.
                     self._evict(run_id, entry)
                     entry = _CachedRun(instance=None)
-            if entry.instance is None:
+            commands: list[pb.Command] | None = None
+            if entry.instance is not None:
+                try:
+                    commands = self._run_activation(entry.instance, new_events, task)
+                except _Stale:
+                    self._evict(run_id, entry)
+                    entry = _CachedRun(instance=None)
+            if commands is None:
                 events = await self._full_history(task, events)
                 started = events[0].workflow_execution_started_event_attributes
                 entry.instance = self._factory(
                     defn, converter=self._conv, namespace=task.namespace or self._ns,
                     workflow_id=task.workflow_execution.workflow_id, run_id=run_id,
                     task_queue=started.task_queue or self.task_queue)
-                new_events = events
-            try:
-                commands = entry.instance.activate(new_events, updates=list(task.updates),
-                                                   started_event_id=task.started_event_id)
-            except NonDeterminismError as e:
-                raise _TaskFailed(pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, e) from e
-            except Exception as e:
-                raise _TaskFailed(_UNHANDLED, e) from e
+                try:
+                    commands = self._run_activation(entry.instance, events, task)
+                except _Stale as e:
+                    raise _TaskFailed(_UNHANDLED, e.__cause__ or e) from e
             entry.started_event_id = task.started_event_id
         except _TaskFailed as f:
             self._evict(run_id, entry)
@@ -268,6 +281,18 @@ class WorkflowWorker:
         else:
             self._evict(run_id, entry)
         return await self._complete(task, commands, run_id, entry, closing)
+
+    @staticmethod
+    def _run_activation(inst: Any, events: list[pb.HistoryEvent], task: svc.PollWorkflowTaskQueueResponse
+                        ) -> list[pb.Command]:
+        try:
+            return list(inst.activate(events, updates=list(task.updates), started_event_id=task.started_event_id))
+        except NonDeterminismError as e:
+            raise _TaskFailed(pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, e) from e
+        except Exception as e:
+            if _StaleError is not None and isinstance(e, _StaleError):
+                raise _Stale() from e
+            raise _TaskFailed(_UNHANDLED, e) from e
 
     async def _complete(self, task: svc.PollWorkflowTaskQueueResponse, commands: Sequence[pb.Command],
                         run_id: str, entry: _CachedRun, closing: bool) -> svc.PollWorkflowTaskQueueResponse | None:

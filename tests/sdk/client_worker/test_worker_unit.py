@@ -330,3 +330,29 @@ async def test_graceful_shutdown_cancels_after_grace(fake_client: FakeClient, fa
     # the sync activity saw is_cancelled() and returned normally
     [done] = fake_stub.of("RespondActivityTaskCompleted")
     assert conv.from_payloads(done.result) == ["stopped"]
+
+
+async def test_runtime_stale_signal_replays_from_full_history(fake_client: FakeClient, fake_stub: FakeStub) -> None:
+    from sdk._workflow_instance import StaleWorkflowInstanceError
+
+    def script(inst: RecordingInstance, events: list[pb.HistoryEvent]) -> list[pb.Command]:
+        if inst is RecordingInstance.created[0] and len(inst.activations) == 2:
+            raise StaleWorkflowInstanceError("previous task failed on the server")
+        return [timer_command()]
+
+    RecordingInstance.script = staticmethod(script)  # type: ignore[assignment]
+    fake_stub.histories["s1"] = first_task_events() + second_task_events()[:-1]
+    w = make_worker(fake_client)
+    w.start()
+    try:
+        fake_stub.wf_queues[Q].put_nowait(wft("s1", first_task_events()))
+        await fake_stub.wait_for("RespondWorkflowTaskCompleted")
+        fake_stub.wf_queues[w.sticky_queue].put_nowait(wft("s1", second_task_events(), previous=3))
+        await fake_stub.wait_for("RespondWorkflowTaskCompleted", 2)
+        first, second = RecordingInstance.created
+        assert first.closed
+        assert second.activations == [list(range(1, 9))]
+        assert not fake_stub.of("RespondWorkflowTaskFailed")
+    finally:
+        await w.stop_polling()
+        await w.drain(1)
