@@ -153,7 +153,8 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
     def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any,
                              context: contextvars.Context | None = None) -> asyncio.Handle:
         raise UnsupportedInWorkflowError(
-            "call_soon_threadsafe() is not available in workflow code: workflows are single-threaded"
+            "call_soon_threadsafe() is not available in workflow code: workflows are single-threaded; "
+            "run threaded work in an activity"
         )
 
     def call_later(self, delay: float, callback: Callable[..., Any], *args: Any,
@@ -203,8 +204,8 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
         self._exception_handler = handler
 
     def default_exception_handler(self, context: dict[str, Any]) -> None:
-        if self._closed:
-            return  # evicted: pending tasks being collected are expected
+        if self._closed or context.get("message") == "Task was destroyed but it is pending!":
+            return  # coroutines blocked forever are normal once a workflow finished or was evicted
         exc = context.get("exception")
         _log.error("workflow event loop: %s", context.get("message", "unhandled error"), exc_info=exc)
 
