@@ -1,0 +1,89 @@
+"""The control plane in-process: what ``Client.connect("embedded:PATH")`` and the test environments use.
+
+``start(path)`` opens (or creates) a SQLite file, or an in-memory database for
+``":memory:"``, and returns an ``EmbeddedControlPlane`` whose ``stub`` has the same
+async methods as ``service_pb2_grpc.WorkflowServiceStub`` but calls the frontend
+directly (no network, no serialization). Errors are ``grpc.aio.AioRpcError`` with
+the same status codes a remote server would send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+import grpc
+
+from controlplane.clock import Clock
+from controlplane.config import ServerConfig
+from controlplane.errors import ServiceError
+from controlplane.frontend import RPC_NAMES, FrontendService
+from controlplane.server import ControlPlane, FileLock, LockedError
+from controlplane.store.sqlite import SqliteStore
+
+__all__ = ["EmbeddedControlPlane", "EmbeddedStub", "LockedError", "start"]
+
+
+class EmbeddedStub:
+    """Calls the frontend in-process with the WorkflowServiceStub calling convention."""
+
+    def __init__(self, frontend: FrontendService) -> None:
+        for name in RPC_NAMES:
+            setattr(self, name, self._method(getattr(frontend, name), name))
+
+    @staticmethod
+    def _method(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+        async def call(request: Any, *, timeout: float | None = None, metadata: Any = None, **_: Any) -> Any:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout if timeout is not None else None
+            try:
+                return await fn(request, deadline)
+            except ServiceError as e:
+                raise grpc.aio.AioRpcError(e.code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=e.message) from None
+
+        call.__name__ = name
+        return call
+
+
+class EmbeddedControlPlane:
+    """A running in-process control plane; ``stop()`` shuts it down and releases the file."""
+
+    def __init__(self, cp: ControlPlane, lock: FileLock | None) -> None:
+        self.control_plane = cp
+        self.stub = EmbeddedStub(cp.frontend)
+        self._lock = lock
+
+    @property
+    def clock(self) -> Clock:
+        return self.control_plane.clock
+
+    async def stop(self) -> None:
+        try:
+            await self.control_plane.stop()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+
+async def start(path: str, *, clock: Clock | None = None, config: ServerConfig | None = None,
+                namespace: str = "default") -> EmbeddedControlPlane:
+    """Start a control plane on ``path`` (a SQLite file, or ":memory:") in this process.
+
+    Raises:
+        LockedError: another process serves this file (connect to it instead).
+        ValueError: the file was created with another shard count.
+    """
+    lock = None
+    if path != ":memory:":
+        lock = FileLock(path)
+        lock.acquire()
+    try:
+        cfg = config or ServerConfig()
+        cp = ControlPlane(SqliteStore(path, max_batch=cfg.max_commit_batch), cfg, clock, default_namespace=namespace)
+        await cp.start()
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return EmbeddedControlPlane(cp, lock)

@@ -1,0 +1,322 @@
+"""The frontend: validates every request, routes it to the history engine or matching.
+
+Methods are named after the RPCs of ``spindle.v1.WorkflowService`` and take the
+request and a deadline (event-loop time, or None). They raise ``ServiceError``s; the
+gRPC adapter and the embedded stub turn those into gRPC statuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from controlplane.api import messages_pb2 as pb
+from controlplane.api import service_pb2 as svc
+from controlplane.config import ServerConfig
+from controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
+from controlplane.history import HistoryEngine
+from controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
+from controlplane.namespaces import NamespaceRegistry
+from controlplane.store import Store
+from controlplane.visibility import QueryError, STATUS_NAMES, compile_query
+
+from ._validate import check_enum, check_payloads, check_search_attributes, check_timeout, require_id
+
+VERSION = "0.1.0"
+
+
+class FrontendService:
+    def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine) -> None:
+        self.store = store
+        self.config = config
+        self.namespaces = namespaces
+        self.engine = engine
+
+    def _poll_timeout(self, deadline: float | None) -> float:
+        t = self.config.long_poll_timeout
+        if deadline is not None:
+            t = min(t, deadline - asyncio.get_running_loop().time() - 0.2)
+        return max(0.0, t)
+
+    # ------------------------------------------------------------------ system / namespaces
+    async def GetSystemInfo(self, req: svc.GetSystemInfoRequest, deadline: float | None) -> svc.GetSystemInfoResponse:
+        return svc.GetSystemInfoResponse(server_version=VERSION, store=self.store.name, num_shards=self.config.num_shards)
+
+    async def CreateNamespace(self, req: svc.CreateNamespaceRequest, deadline: float | None) -> svc.CreateNamespaceResponse:
+        ns = await self.namespaces.create(req)
+        return svc.CreateNamespaceResponse(namespace_info=ns.to_proto())
+
+    async def DescribeNamespace(self, req: svc.DescribeNamespaceRequest, deadline: float | None) -> svc.DescribeNamespaceResponse:
+        return svc.DescribeNamespaceResponse(namespace_info=self.namespaces.get(req.name, "name").to_proto())
+
+    async def ListNamespaces(self, req: svc.ListNamespacesRequest, deadline: float | None) -> svc.ListNamespacesResponse:
+        all_ns = self.namespaces.all()
+        start = int(req.next_page_token.decode()) if req.next_page_token else 0
+        size = req.page_size or 100
+        page = all_ns[start:start + size]
+        token = str(start + size).encode() if start + size < len(all_ns) else b""
+        return svc.ListNamespacesResponse(namespaces=[n.to_proto() for n in page], next_page_token=token)
+
+    async def UpdateNamespace(self, req: svc.UpdateNamespaceRequest, deadline: float | None) -> svc.UpdateNamespaceResponse:
+        if "search_attributes" in req.update_mask or not req.update_mask:
+            ns = self.namespaces.get(req.name, "name")
+            removed = set(ns.search_attributes) - set(req.search_attributes)
+            if removed and req.update_mask:
+                raise FailedPrecondition(f"search_attributes: removing registered attributes ({', '.join(sorted(removed))}) "
+                                         "is not supported; existing executions may carry them")
+        ns = await self.namespaces.update(req)
+        return svc.UpdateNamespaceResponse(namespace_info=ns.to_proto())
+
+    async def DeleteNamespace(self, req: svc.DeleteNamespaceRequest, deadline: float | None) -> svc.DeleteNamespaceResponse:
+        ns = self.namespaces.get(req.name, "name")
+        running = await self.store.count_running(ns.id)
+        terminated = 0
+        if running and not req.force:
+            raise FailedPrecondition(
+                f"name: namespace {req.name!r} has {running} running execution(s); terminate them first or delete with "
+                "force (terraform: force_destroy = true)")
+        while running:
+            for row in await self.store.list_running(ns.id, 500):
+                try:
+                    await self.engine.terminate(ns, pb.WorkflowExecution(workflow_id=row.workflow_id, run_id=row.run_id),
+                                                "namespace deleted", pb.Payloads(), "spindle-namespace-delete")
+                    terminated += 1
+                except (NotFound, FailedPrecondition):
+                    pass
+            running = await self.store.count_running(ns.id)
+        await self.namespaces.delete(req.name)
+        return svc.DeleteNamespaceResponse(terminated_executions=terminated)
+
+    async def AddSearchAttributes(self, req: svc.AddSearchAttributesRequest, deadline: float | None) -> svc.AddSearchAttributesResponse:
+        await self.namespaces.add_search_attributes(req.namespace, dict(req.search_attributes))
+        return svc.AddSearchAttributesResponse()
+
+    # ------------------------------------------------------------------ starting and messaging
+    def _check_start(self, req: svc.StartWorkflowExecutionRequest) -> object:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.workflow_id, "workflow_id", self.config)
+        require_id(req.workflow_type, "workflow_type", self.config)
+        require_id(req.task_queue, "task_queue", self.config)
+        for f in ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms"):
+            check_timeout(getattr(req, f), f)
+        check_enum(req.workflow_id_reuse_policy, pb.WorkflowIdReusePolicy, "workflow_id_reuse_policy")
+        check_enum(req.workflow_id_conflict_policy, pb.WorkflowIdConflictPolicy, "workflow_id_conflict_policy")
+        check_payloads(self.config, "input", req.input, req.memo, req.header)
+        check_search_attributes(ns, req.search_attributes, "search_attributes")
+        return ns
+
+    async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
+                                     ) -> svc.StartWorkflowExecutionResponse:
+        ns = self._check_start(req)
+        run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
+        return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
+
+    async def SignalWithStartWorkflowExecution(self, req: svc.SignalWithStartWorkflowExecutionRequest, deadline: float | None
+                                               ) -> svc.SignalWithStartWorkflowExecutionResponse:
+        ns = self._check_start(req.start)
+        require_id(req.signal_name, "signal_name", self.config)
+        check_payloads(self.config, "signal_input", req.signal_input)
+        run_id, started = await self.engine.start_workflow(
+            ns, req.start, signal=(req.signal_name, req.signal_input, req.signal_header))  # type: ignore[arg-type]
+        return svc.SignalWithStartWorkflowExecutionResponse(run_id=run_id, started=started)
+
+    async def SignalWorkflowExecution(self, req: svc.SignalWorkflowExecutionRequest, deadline: float | None
+                                      ) -> svc.SignalWorkflowExecutionResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        require_id(req.signal_name, "signal_name", self.config)
+        check_payloads(self.config, "input", req.input, req.header)
+        await self.engine.signal(ns, req.workflow_execution, req.signal_name, req.input, req.header, req.identity,
+                                 req.request_id)
+        return svc.SignalWorkflowExecutionResponse()
+
+    async def QueryWorkflow(self, req: svc.QueryWorkflowRequest, deadline: float | None) -> svc.QueryWorkflowResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
+        require_id(req.query.query_type, "query.query_type", self.config)
+        check_payloads(self.config, "query.query_args", req.query.query_args)
+        return await self.engine.query(ns, req)
+
+    async def UpdateWorkflowExecution(self, req: svc.UpdateWorkflowExecutionRequest, deadline: float | None
+                                      ) -> svc.UpdateWorkflowExecutionResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        require_id(req.request.name, "request.name", self.config)
+        check_payloads(self.config, "request.input", req.request.input)
+        return await self.engine.update(ns, req)
+
+    async def RequestCancelWorkflowExecution(self, req: svc.RequestCancelWorkflowExecutionRequest, deadline: float | None
+                                             ) -> svc.RequestCancelWorkflowExecutionResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        await self.engine.request_cancel(ns, req.workflow_execution, req.identity, req.reason)
+        return svc.RequestCancelWorkflowExecutionResponse()
+
+    async def TerminateWorkflowExecution(self, req: svc.TerminateWorkflowExecutionRequest, deadline: float | None
+                                         ) -> svc.TerminateWorkflowExecutionResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        check_payloads(self.config, "details", req.details)
+        await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)
+        return svc.TerminateWorkflowExecutionResponse()
+
+    async def DescribeWorkflowExecution(self, req: svc.DescribeWorkflowExecutionRequest, deadline: float | None
+                                        ) -> svc.DescribeWorkflowExecutionResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
+        return await self.engine.describe(ns, req.execution)
+
+    async def GetWorkflowExecutionHistory(self, req: svc.GetWorkflowExecutionHistoryRequest, deadline: float | None
+                                          ) -> svc.GetWorkflowExecutionHistoryResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
+        if req.maximum_page_size < 0:
+            raise InvalidArgument(f"maximum_page_size: must not be negative, got {req.maximum_page_size}")
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + (self.config.long_poll_timeout if req.wait_new_event else 0)
+        if deadline is not None:
+            limit = min(limit, deadline - 0.2)
+        return await self.engine.get_history(ns, req, limit)
+
+    async def ListWorkflowExecutions(self, req: svc.ListWorkflowExecutionsRequest, deadline: float | None
+                                     ) -> svc.ListWorkflowExecutionsResponse:
+        ns = self.namespaces.get(req.namespace)
+        q = self._compile(ns, req.query)
+        if q.group_by:
+            raise InvalidArgument("query: GROUP BY is only for counting")
+        offset = 0
+        if req.next_page_token:
+            try:
+                offset = int(req.next_page_token.decode())
+            except ValueError as e:
+                raise InvalidArgument("next_page_token: malformed page token") from e
+        size = req.page_size or 100
+        if size < 0 or size > 10_000:
+            raise InvalidArgument(f"page_size: must be between 1 and 10000, got {req.page_size}")
+        rows = await self.store.query_visibility(ns.id, q.where, q.params, q.order_by, size, offset)
+        infos = []
+        for r in rows:
+            info = svc.WorkflowExecutionInfo(
+                execution=pb.WorkflowExecution(workflow_id=r.workflow_id, run_id=r.run_id), workflow_type=r.workflow_type,
+                task_queue=r.task_queue, status=r.status, start_time_ms=r.start_time_ms, close_time_ms=r.close_time_ms or 0,
+                history_length=r.history_length)
+            if r.memo:
+                info.memo.ParseFromString(r.memo)
+            _fill_search_attributes(info, r.search_attributes)
+            if r.parent_workflow_id:
+                info.parent_execution.workflow_id = r.parent_workflow_id
+                info.parent_execution.run_id = r.parent_run_id
+            infos.append(info)
+        token = str(offset + len(rows)).encode() if len(rows) == size else b""
+        return svc.ListWorkflowExecutionsResponse(executions=infos, next_page_token=token)
+
+    async def CountWorkflowExecutions(self, req: svc.CountWorkflowExecutionsRequest, deadline: float | None
+                                      ) -> svc.CountWorkflowExecutionsResponse:
+        ns = self.namespaces.get(req.namespace)
+        q = self._compile(ns, req.query)
+        rows = await self.store.count_visibility(ns.id, q.where, q.params, q.group_by_columns)
+        resp = svc.CountWorkflowExecutionsResponse(count=sum(c for _, c in rows))
+        if q.group_by:
+            for values, count in rows:
+                names = [STATUS_NAMES.get(v, str(v)) if f == "ExecutionStatus" else str(v)  # type: ignore[call-overload]
+                         for f, v in zip(q.group_by, values)]
+                resp.groups.append(svc.CountGroup(group_values=names, count=count))
+        return resp
+
+    def _compile(self, ns: object, query: str) -> object:
+        try:
+            return compile_query(query, search_attributes=ns.search_attribute_type_names,  # type: ignore[attr-defined]
+                                 dialect="sqlite" if self.store.name == "sqlite" else "spanner")
+        except QueryError as e:
+            raise InvalidArgument(f"query: {e}") from e
+
+    # ------------------------------------------------------------------ workers
+    async def PollWorkflowTaskQueue(self, req: svc.PollWorkflowTaskQueueRequest, deadline: float | None
+                                    ) -> svc.PollWorkflowTaskQueueResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.task_queue, "task_queue", self.config)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self._poll_timeout(deadline)
+        while True:
+            remaining = end - loop.time()
+            if remaining <= 0:
+                return svc.PollWorkflowTaskQueueResponse()
+            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_WORKFLOW, remaining, sticky=req.sticky)
+            if ref is None:
+                return svc.PollWorkflowTaskQueueResponse()
+            if ref.kind == KIND_QUERY:
+                resp = await self.engine.record_query_started(ref)
+            else:
+                resp = await self.engine.record_workflow_task_started(ref, req.identity, sticky=req.sticky)
+            if resp is not None:
+                return resp
+
+    async def PollActivityTaskQueue(self, req: svc.PollActivityTaskQueueRequest, deadline: float | None
+                                    ) -> svc.PollActivityTaskQueueResponse:
+        ns = self.namespaces.get(req.namespace)
+        require_id(req.task_queue, "task_queue", self.config)
+        if req.max_tasks_per_second < 0:
+            raise InvalidArgument(f"max_tasks_per_second: must not be negative, got {req.max_tasks_per_second}")
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self._poll_timeout(deadline)
+        while True:
+            remaining = end - loop.time()
+            if remaining <= 0:
+                return svc.PollActivityTaskQueueResponse()
+            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_ACTIVITY, remaining,
+                                                  rate=req.max_tasks_per_second)
+            if ref is None:
+                return svc.PollActivityTaskQueueResponse()
+            resp = await self.engine.record_activity_task_started(ref, req.identity)
+            if resp is not None:
+                return resp
+
+    async def RespondWorkflowTaskCompleted(self, req: svc.RespondWorkflowTaskCompletedRequest, deadline: float | None
+                                           ) -> svc.RespondWorkflowTaskCompletedResponse:
+        check_payloads(self.config, "commands", *[c for c in req.commands])
+        return await self.engine.respond_workflow_task_completed(req)
+
+    async def RespondWorkflowTaskFailed(self, req: svc.RespondWorkflowTaskFailedRequest, deadline: float | None
+                                        ) -> svc.RespondWorkflowTaskFailedResponse:
+        await self.engine.respond_workflow_task_failed(req)
+        return svc.RespondWorkflowTaskFailedResponse()
+
+    async def RespondQueryTaskCompleted(self, req: svc.RespondQueryTaskCompletedRequest, deadline: float | None
+                                        ) -> svc.RespondQueryTaskCompletedResponse:
+        check_payloads(self.config, "query_result", req.query_result)
+        self.engine.respond_query(req)
+        return svc.RespondQueryTaskCompletedResponse()
+
+    async def RespondActivityTaskCompleted(self, req: svc.RespondActivityTaskCompletedRequest, deadline: float | None
+                                           ) -> svc.RespondActivityTaskCompletedResponse:
+        check_payloads(self.config, "result", req.result)
+        return await self.engine.respond_activity_completed(req)
+
+    async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
+                                        ) -> svc.RespondActivityTaskFailedResponse:
+        check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
+        return await self.engine.respond_activity_failed(req)
+
+    async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
+                                          ) -> svc.RespondActivityTaskCanceledResponse:
+        check_payloads(self.config, "details", req.details)
+        return await self.engine.respond_activity_canceled(req)
+
+    async def RecordActivityTaskHeartbeat(self, req: svc.RecordActivityTaskHeartbeatRequest, deadline: float | None
+                                          ) -> svc.RecordActivityTaskHeartbeatResponse:
+        check_payloads(self.config, "details", req.details)
+        return await self.engine.record_heartbeat(req)
+
+
+def _fill_search_attributes(info: svc.WorkflowExecutionInfo, raw: str) -> None:
+    import json
+
+    try:
+        values = json.loads(raw) if raw else {}
+    except ValueError:
+        return
+    for k, v in values.items():
+        info.search_attributes.indexed_fields[k].metadata["encoding"] = b"json/plain"
+        info.search_attributes.indexed_fields[k].data = json.dumps(v).encode()
+
+
+RPC_NAMES = [m.name for m in svc.DESCRIPTOR.services_by_name["WorkflowService"].methods]

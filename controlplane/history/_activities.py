@@ -1,0 +1,318 @@
+"""Activity tasks: start, heartbeat, completion, failure with server-side retries, timeouts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controlplane.api import messages_pb2 as pb
+from controlplane.api import service_pb2 as svc
+from controlplane.errors import NotFound
+from controlplane.matching import KIND_ACTIVITY, TaskRef
+from controlplane.store import Mutation, TimerTask
+
+from . import _retry
+from ._state import ActivityInfo, ExecutionState
+from ._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
+from ._tokens import ACTIVITY, TaskToken
+from ._txn import Txn
+from ._workflow_tasks import decode_token
+
+if TYPE_CHECKING:
+    from .engine import HistoryEngine
+
+_TIMEOUT_TYPES = {
+    "START_TO_CLOSE": pb.TIMEOUT_TYPE_START_TO_CLOSE,
+    "SCHEDULE_TO_START": pb.TIMEOUT_TYPE_SCHEDULE_TO_START,
+    "SCHEDULE_TO_CLOSE": pb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE,
+    "HEARTBEAT": pb.TIMEOUT_TYPE_HEARTBEAT,
+}
+
+
+class ActivitiesMixin:
+    """Activity lifecycle."""
+
+    def start_activity(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo, identity: str,
+                       m: Mutation) -> svc.PollActivityTaskQueueResponse:
+        """Mark the attempt started (in memory); ``m`` gets its durable timeout timers."""
+        now = self.clock.now_ms()
+        info.started = True
+        info.started_time_ms = now
+        info.identity = identity
+        info.last_heartbeat_ms = now
+        shard = self.shards[st.shard_id]
+        old = info.timers.pop("SCHEDULE_TO_START", None)
+        if old is not None and old.task_id:
+            m.timer_delete.append((old.fire_time_ms, old.task_id))
+        for sub, ms in (("START_TO_CLOSE", info.start_to_close_ms), ("HEARTBEAT", info.heartbeat_ms)):
+            if ms:
+                t = Task(TM_ACTIVITY_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id,
+                         info.attempt, sub, task_id=shard.next_task_id(), fire_time_ms=now + ms)
+                m.timer_insert.append(TimerTask(t.fire_time_ms, t.task_id, t.encode()))
+                info.timers[sub] = t
+                self.arm_timer(shard, t)
+        self.outstanding_changed(+1)
+        tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
+        resp = svc.PollActivityTaskQueueResponse(
+            task_token=tok.encode(), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
+            workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
+            activity_type=info.activity_type, activity_id=info.activity_id, input=info.input,
+            scheduled_time_ms=info.scheduled_time_ms, current_attempt_scheduled_time_ms=info.attempt_scheduled_time_ms,
+            started_time_ms=now, attempt=info.attempt, schedule_to_close_timeout_ms=info.schedule_to_close_ms,
+            start_to_close_timeout_ms=info.start_to_close_ms, heartbeat_timeout_ms=info.heartbeat_ms,
+            retry_policy=info.retry_policy, header=info.header, task_queue=info.task_queue,
+        )
+        if info.heartbeat_details is not None:
+            resp.heartbeat_details.CopyFrom(info.heartbeat_details)
+        return resp
+
+    async def record_activity_task_started(self: "HistoryEngine", ref: TaskRef, identity: str
+                                           ) -> svc.PollActivityTaskQueueResponse | None:
+        async with self.locked(ref.namespace_id, ref.workflow_id):
+            st = await self.load(ref.namespace_id, ref.workflow_id, ref.run_id)
+            shard = self.shard_for(ref.namespace_id, ref.workflow_id)
+            m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+            self.source_ack(ref, m)
+            info = st.activities.get(ref.event_id) if st is not None and st.running else None
+            if st is None or info is None or info.attempt != ref.attempt or info.started:
+                self.apply_background(m)
+                return None
+            resp = self.start_activity(st, info, identity, m)
+            self.apply_background(m)
+            return resp
+
+    def dispatch_activity(self: "HistoryEngine", t: Task) -> None:
+        ref = TaskRef(KIND_ACTIVITY, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
+                      ("t", self.shard_for(t.namespace_id, t.workflow_id).shard_id, t.task_id) if t.task_id else None)
+        st = self._cache.get((t.namespace_id, t.workflow_id, t.run_id))
+        if st is not None:
+            info = st.activities.get(t.event_id)
+            if info is not None:
+                info.dispatched = True
+        self.matching.add(ref, t.extra.get("q", ""))
+
+    # ------------------------------------------------------------------ outcomes
+    def _pending_activity(self: "HistoryEngine", st: ExecutionState | None, tok: TaskToken) -> ActivityInfo:
+        info = st.activities.get(tok.scheduled_event_id) if st is not None and st.running else None
+        if info is None or info.attempt != tok.attempt or info.closed:
+            raise NotFound("task_token: activity task not found (already completed, timed out or retried, or the "
+                           "execution closed)")
+        return info
+
+    def _attempt_started(self: "HistoryEngine", txn: Txn, info: ActivityInfo) -> None:
+        txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_STARTED, "activity_task_started_event_attributes",
+                     pb.ActivityTaskStartedEventAttributes(scheduled_event_id=info.scheduled_event_id, identity=info.identity,
+                                                           attempt=info.attempt, last_failure=info.last_failure))
+        if info.started:
+            info.started = False
+            self.outstanding_changed(-1)
+
+    def _after_outcome(self: "HistoryEngine", txn: Txn, sticky_queue: str) -> None:
+        st = txn.state
+        if txn.wake and st.running and st.workflow_task is None:
+            inline = bool(sticky_queue) and sticky_queue == st.sticky_queue
+            self.schedule_workflow_task(txn, inline=inline)
+
+    def _inline_task(self: "HistoryEngine", txn: Txn, identity: str) -> svc.PollWorkflowTaskQueueResponse | None:
+        st = txn.state
+        inline = [t for t in txn.transfer if t.inline]
+        if not inline or st.workflow_task is None or st.workflow_task.started or not st.running:
+            return None
+        shard = self.shards[st.shard_id]
+        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+        m.transfer_delete.append(inline[0].task_id)
+        resp = self.start_workflow_task(st, st.workflow_task, identity, m, sticky=True)
+        self.apply_background(m)
+        return resp
+
+    async def respond_activity_completed(self: "HistoryEngine", req: svc.RespondActivityTaskCompletedRequest
+                                         ) -> svc.RespondActivityTaskCompletedResponse:
+        tok = decode_token(req.task_token, ACTIVITY)
+        async with self.locked(tok.namespace_id, tok.workflow_id):
+            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
+            info = self._pending_activity(st, tok)
+            assert st is not None
+            txn = Txn(st, self.clock.now_ms())
+            if not info.identity:
+                info.identity = req.identity
+            self._attempt_started(txn, info)
+            self.delete_activity_timers(txn, info)
+            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, "activity_task_completed_event_attributes",
+                         pb.ActivityTaskCompletedEventAttributes(result=req.result, scheduled_event_id=info.scheduled_event_id,
+                                                                 identity=req.identity))
+            info.closed = bool(txn.buffered)
+            txn.wake = txn.wake or bool(txn.buffered)
+            self._after_outcome(txn, req.sticky_task_queue)
+            await self.commit(txn)
+            resp = svc.RespondActivityTaskCompletedResponse()
+            wt = self._inline_task(txn, req.identity)
+            if wt is not None:
+                resp.workflow_task.CopyFrom(wt)
+            return resp
+
+    async def respond_activity_failed(self: "HistoryEngine", req: svc.RespondActivityTaskFailedRequest
+                                      ) -> svc.RespondActivityTaskFailedResponse:
+        tok = decode_token(req.task_token, ACTIVITY)
+        async with self.locked(tok.namespace_id, tok.workflow_id):
+            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
+            info = self._pending_activity(st, tok)
+            assert st is not None
+            if req.HasField("last_heartbeat_details"):
+                info.heartbeat_details = req.last_heartbeat_details
+            txn = Txn(st, self.clock.now_ms())
+            if not info.identity:
+                info.identity = req.identity
+            self._fail_attempt(txn, info, req.failure, timeout_sub=None, identity=req.identity)
+            self._after_outcome(txn, req.sticky_task_queue)
+            await self.commit(txn)
+            resp = svc.RespondActivityTaskFailedResponse()
+            wt = self._inline_task(txn, req.identity)
+            if wt is not None:
+                resp.workflow_task.CopyFrom(wt)
+            return resp
+
+    async def respond_activity_canceled(self: "HistoryEngine", req: svc.RespondActivityTaskCanceledRequest
+                                        ) -> svc.RespondActivityTaskCanceledResponse:
+        tok = decode_token(req.task_token, ACTIVITY)
+        async with self.locked(tok.namespace_id, tok.workflow_id):
+            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
+            info = self._pending_activity(st, tok)
+            assert st is not None
+            txn = Txn(st, self.clock.now_ms())
+            self._attempt_started(txn, info)
+            self.delete_activity_timers(txn, info)
+            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED, "activity_task_canceled_event_attributes",
+                         pb.ActivityTaskCanceledEventAttributes(details=req.details,
+                                                                latest_cancel_requested_event_id=info.cancel_requested_event_id,
+                                                                scheduled_event_id=info.scheduled_event_id,
+                                                                identity=req.identity))
+            info.closed = bool(txn.buffered)
+            txn.wake = txn.wake or bool(txn.buffered)
+            self._after_outcome(txn, req.sticky_task_queue)
+            await self.commit(txn)
+            resp = svc.RespondActivityTaskCanceledResponse()
+            wt = self._inline_task(txn, req.identity)
+            if wt is not None:
+                resp.workflow_task.CopyFrom(wt)
+            return resp
+
+    async def record_heartbeat(self: "HistoryEngine", req: svc.RecordActivityTaskHeartbeatRequest
+                               ) -> svc.RecordActivityTaskHeartbeatResponse:
+        tok = decode_token(req.task_token, ACTIVITY)
+        async with self.locked(tok.namespace_id, tok.workflow_id):
+            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
+            info = self._pending_activity(st, tok)
+            info.last_heartbeat_ms = self.clock.now_ms()
+            if req.HasField("details"):
+                info.heartbeat_details = req.details
+            return svc.RecordActivityTaskHeartbeatResponse(cancel_requested=info.cancel_requested)
+
+    def _fail_attempt(self: "HistoryEngine", txn: Txn, info: ActivityInfo, failure: pb.Failure, *,
+                      timeout_sub: str | None, identity: str = "") -> None:
+        """Record a failed or timed-out attempt; schedule the next one or give up per the retry policy."""
+        st = txn.state
+        now = txn.now_ms
+        if timeout_sub in ("SCHEDULE_TO_CLOSE", "SCHEDULE_TO_START"):
+            decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_TIMEOUT)
+        else:
+            decision = _retry.decide(info.retry_policy, attempt=info.attempt, failure=failure, now_ms=now,
+                                     schedule_to_close_deadline_ms=info.schedule_to_close_deadline_ms,
+                                     timeout=timeout_sub is not None)
+        was_started = info.started or timeout_sub in ("START_TO_CLOSE", "HEARTBEAT") or timeout_sub is None
+        if was_started:
+            self._attempt_started(txn, info)
+        attempt = info.attempt
+        if decision.retry:
+            for sub in ("START_TO_CLOSE", "HEARTBEAT", "SCHEDULE_TO_START"):
+                t = info.timers.pop(sub, None)
+                if t is not None and t.task_id:
+                    txn.timer_delete.append((t.fire_time_ms, t.task_id))
+        else:
+            self.delete_activity_timers(txn, info)
+            if txn.buffered:
+                info.closed = True
+        if timeout_sub is None:
+            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_FAILED, "activity_task_failed_event_attributes",
+                         pb.ActivityTaskFailedEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
+                                                              identity=identity, retry_state=decision.state, attempt=attempt,
+                                                              next_attempt_backoff_ms=decision.backoff_ms))
+        else:
+            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, "activity_task_timed_out_event_attributes",
+                         pb.ActivityTaskTimedOutEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
+                                                                retry_state=decision.state, attempt=attempt,
+                                                                next_attempt_backoff_ms=decision.backoff_ms))
+        if decision.retry:
+            # buffered events are not applied yet: bump the attempt in memory now
+            if txn.buffered:
+                info.attempt += 1
+                info.attempt_scheduled_time_ms = now + decision.backoff_ms
+                info.last_failure = failure
+                info.started = False
+            info.dispatched = False
+            self._schedule_retry(txn, info, decision.backoff_ms)
+        elif txn.buffered:
+            txn.wake = True
+
+    def _schedule_retry(self: "HistoryEngine", txn: Txn, info: ActivityInfo, backoff_ms: int) -> None:
+        st = txn.state
+        if backoff_ms <= 0:
+            txn.transfer.append(Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id,
+                                     info.attempt, extra={"q": info.task_queue}))
+            if info.schedule_to_start_ms:
+                info.timers["SCHEDULE_TO_START"] = self.new_timer(
+                    txn, TM_ACTIVITY_TIMEOUT, txn.now_ms + info.schedule_to_start_ms, event_id=info.scheduled_event_id,
+                    attempt=info.attempt, sub="SCHEDULE_TO_START")
+        else:
+            self.new_timer(txn, TM_ACTIVITY_RETRY, txn.now_ms + backoff_ms, event_id=info.scheduled_event_id,
+                           attempt=info.attempt, extra={"q": info.task_queue})
+
+    # ------------------------------------------------------------------ timers
+    async def activity_timer_fired(self: "HistoryEngine", t: Task) -> None:
+        async with self.locked(t.namespace_id, t.workflow_id):
+            st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
+            info = st.activities.get(t.event_id) if st is not None and st.running else None
+            if st is None or info is None or info.closed:
+                self.timer_done(t)
+                return
+            txn = Txn(st, self.clock.now_ms())
+            self.timer_done(t, txn)
+            if t.kind == TM_ACTIVITY_RETRY:
+                if info.attempt == t.attempt and not info.started:
+                    self._schedule_retry(txn, info, 0)
+                await self.commit(txn)
+                return
+            sub = t.sub
+            if sub != "SCHEDULE_TO_CLOSE" and info.attempt != t.attempt:
+                await self.commit(txn)
+                return
+            if sub == "SCHEDULE_TO_START" and info.started:
+                await self.commit(txn)
+                return
+            if sub == "HEARTBEAT" and info.started and info.last_heartbeat_ms + info.heartbeat_ms > txn.now_ms:
+                info.timers["HEARTBEAT"] = self.new_timer(txn, TM_ACTIVITY_TIMEOUT, info.last_heartbeat_ms + info.heartbeat_ms,
+                                                          event_id=info.scheduled_event_id, attempt=info.attempt,
+                                                          sub="HEARTBEAT")
+                await self.commit(txn)
+                return
+            info.timers.pop(sub, None)
+            failure = pb.Failure(message=f"activity {sub.lower().replace('_', '-')} timeout", source="server",
+                                 timeout_failure_info=pb.TimeoutFailureInfo(timeout_type=_TIMEOUT_TYPES[sub]))
+            if info.heartbeat_details is not None:
+                failure.timeout_failure_info.last_heartbeat_details.CopyFrom(info.heartbeat_details)
+            self._fail_attempt(txn, info, failure, timeout_sub=sub)
+            self._after_outcome(txn, "")
+            await self.commit(txn)
+
+    def activity_describe(self: "HistoryEngine", info: ActivityInfo) -> svc.PendingActivityInfo:
+        out = svc.PendingActivityInfo(
+            activity_id=info.activity_id, activity_type=info.activity_type,
+            state="CANCEL_REQUESTED" if info.cancel_requested else ("STARTED" if info.started else "SCHEDULED"),
+            attempt=info.attempt, scheduled_event_id=info.scheduled_event_id, last_started_time_ms=info.started_time_ms,
+            last_heartbeat_time_ms=info.last_heartbeat_ms,
+        )
+        if info.heartbeat_details is not None:
+            out.heartbeat_details.CopyFrom(info.heartbeat_details)
+        if info.last_failure is not None:
+            out.last_failure.CopyFrom(info.last_failure)
+        return out
+
+

@@ -1,0 +1,469 @@
+"""The history engine's machinery: shards, the execution cache, locking, commits, timers.
+
+Operations (starting, signalling, completing tasks, ...) live in the sibling modules
+and all follow one pattern: take the workflow id's lock, load the run's state (cache
+or store), build a ``Txn``, ``commit`` it (one store transaction fenced by the shard's
+range_id), then run the after-commit effects (dispatch tasks, arm timers, wake long
+polls). A failed commit evicts the state so nothing half-applied is ever reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import logging
+import weakref
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from controlplane.api import messages_pb2 as pb
+from controlplane.clock import Clock
+from controlplane.config import ServerConfig
+from controlplane.errors import NotFound, Unavailable
+from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, Matching, TaskQueue, TaskRef
+from controlplane.namespaces import NamespaceRegistry
+from controlplane.store import (
+    BacklogTask,
+    ExecutionRow,
+    Mutation,
+    ShardOwnershipLostError,
+    Store,
+    StoreError,
+    TimerTask,
+    TransferTask,
+)
+
+from ._state import ExecutionState
+from ._tasks import Task
+from ._txn import Txn
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("spindle.history")
+
+
+class Shard:
+    """A shard this process owns: its fencing token and task-id allocator."""
+
+    def __init__(self, shard_id: int, range_id: int) -> None:
+        self.shard_id = shard_id
+        self.range_id = range_id
+        self._seq = 0
+        self.timer_heap: list[tuple[int, int, Task]] = []
+        self.timer_loaded_until = 0
+        self.timer_cursor: tuple[int, int] = (0, 0)
+        self.timer_wake = asyncio.Event()
+        self.acks: list[int] = []  # transfer task ids done, deleted in the next ack batch
+        self.timer_acks: list[tuple[int, int]] = []
+        self.visibility: list[Any] = []
+
+    def next_task_id(self) -> int:
+        self._seq += 1
+        return (self.range_id << 32) | self._seq
+
+
+class EngineCore:
+    """State, locking, commit and background loops shared by every engine operation."""
+
+    def __init__(self, store: Store, config: ServerConfig, clock: Clock, namespaces: NamespaceRegistry) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.namespaces = namespaces
+        self.matching = Matching(persist=self._persist_backlog)
+        self.shards: dict[int, Shard] = {}
+        self._cache: collections.OrderedDict[tuple[str, str, str], ExecutionState] = collections.OrderedDict()
+        self._current: collections.OrderedDict[tuple[str, str], str] = collections.OrderedDict()
+        self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
+        self._loops: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+        self.identity = "spindle-history"
+        self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        for shard_id in range(self.config.num_shards):
+            range_id = await self.store.acquire_shard(shard_id, self.identity)
+            self.shards[shard_id] = Shard(shard_id, range_id)
+        for queue_key in await self.store.list_backlog_queues():
+            await self._load_backlog(*queue_key)
+        for shard in self.shards.values():
+            await self._recover_transfer(shard)
+            self._loops.append(asyncio.create_task(self._timer_loop(shard), name=f"timers-{shard.shard_id}"))
+        self._loops.append(asyncio.create_task(self._ack_loop(), name="acks"))
+
+    async def stop(self) -> None:
+        self._stopping = True
+        for t in self._loops:
+            t.cancel()
+        for t in self._loops:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        await self._flush_acks()
+        for t in list(self._background):
+            t.cancel()
+        self._loops.clear()
+
+    def spawn(self, coro: Any) -> None:
+        t = asyncio.ensure_future(coro)
+        self._background.add(t)
+        t.add_done_callback(self._task_done)
+
+    def _task_done(self, t: "asyncio.Task[Any]") -> None:
+        self._background.discard(t)
+        if not t.cancelled() and t.exception() is not None and not self._stopping:
+            log.error("background task failed", exc_info=t.exception())
+
+    # ------------------------------------------------------------------ routing
+    def shard_for(self, namespace_id: str, workflow_id: str) -> Shard:
+        sid = zlib.crc32(f"{namespace_id}/{workflow_id}".encode()) % self.config.num_shards
+        shard = self.shards.get(sid)
+        if shard is None:
+            raise Unavailable(f"shard {sid} is not owned by this process")
+        return shard
+
+    @asynccontextmanager
+    async def locked(self, namespace_id: str, workflow_id: str) -> AsyncIterator[None]:
+        """Serialize every change to the runs of one workflow id."""
+        key = (namespace_id, workflow_id)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[key] = lock
+        async with lock:
+            yield
+
+    # ------------------------------------------------------------------ cache
+    async def current_run_id(self, namespace_id: str, workflow_id: str) -> str | None:
+        key = (namespace_id, workflow_id)
+        rid = self._current.get(key)
+        if rid is not None:
+            self._current.move_to_end(key)
+            return rid
+        row = await self.store.get_current(namespace_id, workflow_id)
+        if row is None:
+            return None
+        self._remember_current(namespace_id, workflow_id, row.run_id)
+        return row.run_id
+
+    def _remember_current(self, namespace_id: str, workflow_id: str, run_id: str) -> None:
+        self._current[(namespace_id, workflow_id)] = run_id
+        self._current.move_to_end((namespace_id, workflow_id))
+        while len(self._current) > self.config.execution_cache_size:
+            self._current.popitem(last=False)
+
+    async def load(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionState | None:
+        """The run's state (caller holds the workflow id's lock); None if there is no such run."""
+        key = (namespace_id, workflow_id, run_id)
+        st = self._cache.get(key)
+        if st is not None:
+            self._cache.move_to_end(key)
+            return st
+        loaded = await self.store.load_execution(namespace_id, workflow_id, run_id)
+        if loaded is None:
+            return None
+        ns = self.namespaces.by_id(namespace_id)
+        st = ExecutionState(namespace_id, ns.name if ns else "", workflow_id, run_id, loaded.row.shard_id)
+        for raw in loaded.events:
+            e = pb.HistoryEvent()
+            e.ParseFromString(raw)
+            st.apply(e)
+        for raw in loaded.buffered:
+            e = pb.HistoryEvent()
+            e.ParseFromString(raw)
+            st.buffered.append(e)
+        st.db_version = loaded.row.db_version
+        self.cache_put(st)
+        return st
+
+    def cache_put(self, st: ExecutionState) -> None:
+        key = (st.namespace_id, st.workflow_id, st.run_id)
+        self._cache[key] = st
+        self._cache.move_to_end(key)
+        if len(self._cache) > self.config.execution_cache_size:
+            # evict the least recently used runs that nobody is working on
+            for k in list(self._cache.keys())[: len(self._cache) - self.config.execution_cache_size]:
+                old = self._cache[k]
+                lock = self._locks.get((k[0], k[1]))
+                wt = old.workflow_task
+                busy = (lock is not None and lock.locked()) or old.pending_updates or (wt is not None and wt.started) \
+                    or any(a.started for a in old.activities.values())
+                if not busy:
+                    del self._cache[k]
+
+    def evict(self, st: ExecutionState) -> None:
+        self._cache.pop((st.namespace_id, st.workflow_id, st.run_id), None)
+
+    async def resolve(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionState:
+        """Load a run (current run when run_id is empty); NotFound if missing. Caller holds the lock."""
+        if not run_id:
+            rid = await self.current_run_id(namespace_id, workflow_id)
+            if rid is None:
+                raise NotFound(f"workflow_execution: workflow {workflow_id!r} not found")
+            run_id = rid
+        st = await self.load(namespace_id, workflow_id, run_id)
+        if st is None:
+            raise NotFound(f"workflow_execution: workflow {workflow_id!r} run {run_id!r} not found")
+        return st
+
+    # ------------------------------------------------------------------ commit
+    def exec_row(self, st: ExecutionState) -> ExecutionRow:
+        return ExecutionRow(
+            namespace_id=st.namespace_id, workflow_id=st.workflow_id, run_id=st.run_id, shard_id=st.shard_id,
+            status=st.status, next_event_id=st.next_event_id, db_version=st.db_version + 1,
+            workflow_type=st.workflow_type, task_queue=st.task_queue, start_time_ms=st.start_time_ms,
+            close_time_ms=st.close_time_ms,
+        )
+
+    def _task_rows(self, shard: Shard, txn_transfer: list[Task], txn_timers: list[Task]) -> tuple[list[TransferTask], list[TimerTask]]:
+        transfer = []
+        for t in txn_transfer:
+            t.task_id = shard.next_task_id()
+            transfer.append(TransferTask(t.task_id, t.encode()))
+        timers = []
+        for t in txn_timers:
+            t.task_id = shard.next_task_id()
+            timers.append(TimerTask(t.fire_time_ms, t.task_id, t.encode()))
+        return transfer, timers
+
+    async def commit(self, txn: Txn, *, new: bool = False, current_expect: str | None = None) -> None:
+        """Write ``txn`` in one transaction and run its after-commit effects.
+
+        Raises Unavailable (nothing written; the state is evicted) when the store refuses.
+        """
+        st = txn.state
+        shard = self.shards[st.shard_id]
+        transfer, timers = self._task_rows(shard, txn.transfer, txn.timers)
+        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+        if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered:
+            m.execution = self.exec_row(st)
+            m.expected_version = None if new else st.db_version
+        m.events = [(e.event_id, e.SerializeToString()) for e in txn.events]
+        m.add_buffered = [e.SerializeToString() for e in txn.buffered]
+        m.clear_buffered = txn.clear_buffered
+        m.transfer_insert = transfer
+        m.timer_insert = timers
+        m.timer_delete = txn.timer_delete
+        m.transfer_delete = txn.transfer_delete
+        m.visibility = txn.visibility
+        if new or txn.current_status is not None:
+            from controlplane.store import CurrentRow
+
+            start_req = getattr(txn, "start_request_id", "")
+            m.current = CurrentRow(st.namespace_id, st.workflow_id, st.run_id, st.status, start_req)
+            m.current_expect = current_expect
+        if txn.new_run is not None:
+            nst, nevents, ntransfer, ntimers = txn.new_run
+            ntr, ntm = self._task_rows(shard, ntransfer, ntimers)
+            m2 = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+            m2.execution = self.exec_row(nst)
+            m2.expected_version = None
+            m2.events = [(e.event_id, e.SerializeToString()) for e in nevents]
+            m2.transfer_insert = ntr
+            m2.timer_insert = ntm
+            from controlplane.store import CurrentRow
+
+            m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, "")
+            m2.current_expect = st.run_id
+            m.current = None
+            m.also.append(m2)
+        if not m.is_empty():
+            try:
+                await self.store.apply(m)
+            except ShardOwnershipLostError as e:
+                self.evict(st)
+                raise Unavailable(f"shard {shard.shard_id} moved to another owner; retry: {e}") from e
+            except StoreError as e:
+                self.evict(st)
+                if txn.new_run is not None:
+                    self.evict(txn.new_run[0])
+                raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
+        if m.execution is not None:
+            st.db_version += 1
+        if txn.new_run is not None:
+            nst = txn.new_run[0]
+            nst.db_version += 1
+            self.cache_put(nst)
+            self._remember_current(nst.namespace_id, nst.workflow_id, nst.run_id)
+        elif new:
+            self._remember_current(st.namespace_id, st.workflow_id, st.run_id)
+        if txn.clear_buffered:
+            st.buffered.clear()
+        st.notify()
+        for t in txn.transfer:
+            self.process_transfer(shard, t)
+        for t in txn.timers:
+            self.arm_timer(shard, t)
+        if txn.new_run is not None:
+            for t in txn.new_run[2]:
+                self.process_transfer(shard, t)
+            for t in txn.new_run[3]:
+                self.arm_timer(shard, t)
+        for fn in txn.after_commit:
+            fn()
+
+    def apply_background(self, m: Mutation) -> None:
+        """Write a mutation whose outcome nobody waits for (task-start bookkeeping, acks)."""
+        if m.is_empty():
+            return
+
+        async def run() -> None:
+            try:
+                await self.store.apply(m)
+            except StoreError as e:
+                log.warning("background write failed (it will be redone after recovery): %s", e)
+
+        self.spawn(run())
+
+    # ------------------------------------------------------------------ transfer queue
+    def process_transfer(self, shard: Shard, t: Task) -> None:
+        raise NotImplementedError  # provided by the task processing module
+
+    async def _recover_transfer(self, shard: Shard) -> None:
+        after = 0
+        while True:
+            rows = await self.store.load_transfer_tasks(shard.shard_id, after, 1000)
+            if not rows:
+                break
+            for r in rows:
+                after = r.task_id
+                t = Task.decode(r.data, task_id=r.task_id)
+                self.process_transfer(shard, t)
+
+    def ack_transfer(self, shard_id: int, task_id: int) -> None:
+        shard = self.shards.get(shard_id)
+        if shard is not None:
+            shard.acks.append(task_id)
+
+    async def _ack_loop(self) -> None:
+        while True:
+            await asyncio.sleep(0.05)
+            await self._flush_acks()
+
+    async def _flush_acks(self) -> None:
+        for shard in self.shards.values():
+            if not (shard.acks or shard.timer_acks or shard.visibility):
+                continue
+            m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+            m.transfer_delete, shard.acks = shard.acks, []
+            m.timer_delete, shard.timer_acks = shard.timer_acks, []
+            m.visibility, shard.visibility = shard.visibility, []
+            try:
+                await self.store.apply(m)
+            except StoreError as e:
+                log.warning("ack batch failed; tasks will be re-processed after restart: %s", e)
+
+    # ------------------------------------------------------------------ matching glue
+    def source_ack(self, ref: TaskRef, m: Mutation) -> None:
+        """Add the write that acknowledges where ``ref`` came from to ``m``."""
+        src = ref.source
+        if not src:
+            return
+        if src[0] == "t":
+            if src[1] == m.shard_id:
+                m.transfer_delete.append(src[2])
+            else:
+                self.ack_transfer(src[1], src[2])
+        elif src[0] == "b":
+            m.backlog_delete.append((src[1], src[2], src[3], src[4]))
+        ref.source = None
+
+    async def _persist_backlog(self, ref: TaskRef, q: TaskQueue) -> None:
+        shard = self.shard_for(ref.namespace_id, ref.workflow_id)
+        task_id = shard.next_task_id()
+        data = Task("bl", ref.namespace_id, ref.workflow_id, ref.run_id, ref.event_id, ref.attempt).encode()
+        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
+        src = ref.source
+        m.backlog_insert = [BacklogTask(ref.namespace_id, q.name, q.kind, task_id, data)]
+        if src and src[0] == "t":
+            m.transfer_delete.append(src[2]) if src[1] == shard.shard_id else self.ack_transfer(src[1], src[2])
+        ref.source = ("b", ref.namespace_id, q.name, q.kind, task_id)
+        try:
+            await self.store.apply(m)
+        except StoreError as e:
+            ref.source = src
+            log.warning("could not persist a backlog task (it stays in the transfer queue): %s", e)
+
+    async def _load_backlog(self, namespace_id: str, queue_name: str, kind: int) -> None:
+        rows = await self.store.load_backlog(namespace_id, queue_name, kind, 100_000)
+        for r in rows:
+            t = Task.decode(r.data)
+            ref = TaskRef(kind, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
+                          ("b", namespace_id, queue_name, kind, r.task_id))
+            self.matching.queue(namespace_id, queue_name, kind).push(ref)
+
+    # ------------------------------------------------------------------ timers
+    def arm_timer(self, shard: Shard, t: Task) -> None:
+        """Hold a just-committed timer in memory if it is due within the preload window."""
+        if t.fire_time_ms < shard.timer_loaded_until:
+            heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
+            if shard.timer_heap[0][2] is t:
+                shard.timer_wake.set()
+
+    def new_timer(self, txn: Txn, kind: str, fire_time_ms: int, *, event_id: int = 0, attempt: int = 0, sub: str = "",
+                  extra: dict[str, Any] | None = None) -> Task:
+        st = txn.state
+        t = Task(kind, st.namespace_id, st.workflow_id, st.run_id, event_id, attempt, sub, extra or {}, fire_time_ms=fire_time_ms)
+        txn.timers.append(t)
+        return t
+
+    async def _timer_loop(self, shard: Shard) -> None:
+        window_ms = int(self.config.timer_preload_window * 1000)
+        while True:
+            try:
+                now = self.clock.now_ms()
+                if now + window_ms // 2 >= shard.timer_loaded_until:
+                    until = now + window_ms
+                    while True:
+                        rows = await self.store.load_timer_tasks(shard.shard_id, until, shard.timer_cursor, 2000)
+                        known = {tid for _, tid, _ in shard.timer_heap}
+                        for r in rows:
+                            shard.timer_cursor = (r.fire_time_ms, r.task_id)
+                            if r.task_id not in known:
+                                t = Task.decode(r.data, task_id=r.task_id, fire_time_ms=r.fire_time_ms)
+                                heapq.heappush(shard.timer_heap, (r.fire_time_ms, r.task_id, t))
+                        if len(rows) < 2000:
+                            break
+                    shard.timer_loaded_until = until
+                now = self.clock.now_ms()
+                due: list[Task] = []
+                while shard.timer_heap and shard.timer_heap[0][0] <= now:
+                    due.append(heapq.heappop(shard.timer_heap)[2])
+                if due:
+                    await asyncio.gather(*(self._fire_timer(shard, t) for t in due))
+                    continue
+                next_fire = shard.timer_heap[0][0] if shard.timer_heap else shard.timer_loaded_until - window_ms // 2
+                shard.timer_wake.clear()
+                await self.clock.wait_until(min(next_fire, shard.timer_loaded_until - window_ms // 2), shard.timer_wake)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - keep the loop alive; the timer stays in the store
+                log.exception("timer loop error on shard %s", shard.shard_id)
+                await asyncio.sleep(0.5)
+
+    async def _fire_timer(self, shard: Shard, t: Task) -> None:
+        try:
+            await self.handle_timer(shard, t)
+        except Exception as e:  # noqa: BLE001 - retried on the next load of the shard's timers
+            log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e)
+            t.fire_time_ms = self.clock.now_ms() + 1000
+            heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
+
+    async def handle_timer(self, shard: Shard, t: Task) -> None:
+        raise NotImplementedError  # provided by the task processing module
+
+    def timer_done(self, t: Task, txn: Txn | None = None) -> None:
+        """Delete a processed timer's row (with the txn, or in the next ack batch)."""
+        key = (t.fire_time_ms, t.task_id)
+        if txn is not None:
+            txn.timer_delete.append(key)
+        else:
+            shard = self.shard_for(t.namespace_id, t.workflow_id)
+            shard.timer_acks.append(key)

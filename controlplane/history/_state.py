@@ -1,0 +1,395 @@
+"""An execution's mutable state, rebuilt from its history.
+
+The history is the single source of truth: ``ExecutionState.apply(event)`` folds one
+event into the state (pending activities, timers, children, the workflow task, ...),
+and loading an execution replays its events. What is not in the history lives only
+in memory on purpose (who started a task and when; pending queries and updates) and
+is rebuilt conservatively after a restart (see the engine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from controlplane.api import messages_pb2 as pb
+
+RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
+
+CLOSE_STATUS = {
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: pb.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: pb.WORKFLOW_EXECUTION_STATUS_FAILED,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT: pb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: pb.WORKFLOW_EXECUTION_STATUS_CANCELED,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: pb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: pb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+}
+
+
+@dataclass
+class WorkflowTaskInfo:
+    scheduled_event_id: int
+    attempt: int
+    task_queue: str
+    timeout_ms: int
+    scheduled_time_ms: int
+    # in memory only
+    started: bool = False
+    started_event_id: int = 0
+    started_time_ms: int = 0
+    nonce: str = ""
+    identity: str = ""
+    sticky: bool = False
+    dispatched: bool = False
+    delivered_updates: list[str] = field(default_factory=list)
+    timeout_timer: tuple[int, int] | None = None
+    started_event: pb.HistoryEvent | None = None
+
+
+@dataclass
+class ActivityInfo:
+    scheduled_event_id: int
+    activity_id: str
+    activity_type: str
+    task_queue: str
+    input: pb.Payloads
+    header: pb.Header
+    schedule_to_close_ms: int
+    schedule_to_start_ms: int
+    start_to_close_ms: int
+    heartbeat_ms: int
+    retry_policy: pb.RetryPolicy
+    scheduled_time_ms: int
+    attempt: int = 1
+    attempt_scheduled_time_ms: int = 0
+    last_failure: pb.Failure | None = None
+    cancel_requested: bool = False
+    cancel_requested_event_id: int = 0
+    # in memory only
+    started: bool = False
+    started_time_ms: int = 0
+    identity: str = ""
+    last_heartbeat_ms: int = 0
+    heartbeat_details: pb.Payloads | None = None
+    timers: dict[str, Any] = field(default_factory=dict)  # timeout kind -> its timer Task
+    dispatched: bool = False
+    closed: bool = False  # its outcome is buffered behind a running workflow task
+
+    @property
+    def schedule_to_close_deadline_ms(self) -> int:
+        return self.scheduled_time_ms + self.schedule_to_close_ms if self.schedule_to_close_ms else 0
+
+
+@dataclass
+class TimerInfo:
+    timer_id: str
+    started_event_id: int
+    fire_time_ms: int
+    task: Any = None  # its timer Task, when known
+
+
+@dataclass
+class ChildInfo:
+    initiated_event_id: int
+    namespace: str
+    workflow_id: str
+    workflow_type: str
+    parent_close_policy: int
+    run_id: str = ""
+    started_event_id: int = 0
+
+
+@dataclass
+class PendingUpdate:
+    request: pb.UpdateRequest
+    future: "asyncio.Future[pb.UpdateWorkflowExecutionResponse]"
+    delivered: bool = False
+
+
+class ExecutionState:
+    """Mutable state of one run. ``events`` holds the run's history in memory."""
+
+    def __init__(self, namespace_id: str, namespace: str, workflow_id: str, run_id: str, shard_id: int) -> None:
+        self.namespace_id = namespace_id
+        self.namespace = namespace
+        self.workflow_id = workflow_id
+        self.run_id = run_id
+        self.shard_id = shard_id
+        self.events: list[pb.HistoryEvent] = []
+        self.next_event_id = 1
+        self.db_version = 0
+        self.status = RUNNING
+        self.started: pb.WorkflowExecutionStartedEventAttributes | None = None
+        self.start_time_ms = 0
+        self.close_time_ms = 0
+        self.close_event: pb.HistoryEvent | None = None
+        self.workflow_task: WorkflowTaskInfo | None = None
+        self.last_completed_started_id = 0  # started event id of the last completed workflow task
+        self.activities: dict[int, ActivityInfo] = {}
+        self.activity_ids: dict[str, int] = {}
+        self.timers: dict[str, TimerInfo] = {}
+        self.children: dict[int, ChildInfo] = {}
+        self.signals_external: dict[int, pb.SignalExternalWorkflowExecutionInitiatedEventAttributes] = {}
+        self.cancels_external: dict[int, pb.RequestCancelExternalWorkflowExecutionInitiatedEventAttributes] = {}
+        self.cancel_requested = False
+        self.search_attributes: dict[str, pb.Payload] = {}
+        self.memo: dict[str, pb.Payload] = {}
+        self.completed_updates: dict[str, pb.WorkflowExecutionUpdateCompletedEventAttributes] = {}
+        self.accepted_updates: set[str] = set()
+        # in memory only
+        self.buffered: list[pb.HistoryEvent] = []
+        self.sticky_queue = ""
+        self.sticky_timeout_ms = 0
+        self.pending_updates: dict[str, PendingUpdate] = {}
+        self.signal_request_ids: set[str] = set()
+        self.changed = asyncio.Event()
+        self.run_timer: Any = None  # the run-timeout timer Task, when known
+        self.history_warned = False
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def running(self) -> bool:
+        return self.status == RUNNING
+
+    @property
+    def workflow_type(self) -> str:
+        return self.started.workflow_type if self.started else ""
+
+    @property
+    def task_queue(self) -> str:
+        return self.started.task_queue if self.started else ""
+
+    def notify(self) -> None:
+        """Wake long polls waiting for new events."""
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    # ------------------------------------------------------------------ folding
+    def apply(self, e: pb.HistoryEvent) -> None:
+        """Fold one event (already numbered) into the state."""
+        assert e.event_id == self.next_event_id, f"event {e.event_id} applied at {self.next_event_id}"
+        self.events.append(e)
+        self.next_event_id += 1
+        t = e.event_type
+        handler = _HANDLERS.get(t)
+        if handler is not None:
+            handler(self, e)
+        status = CLOSE_STATUS.get(t)
+        if status is not None:
+            self.status = status
+            self.close_time_ms = e.event_time_ms
+            self.close_event = e
+            self.workflow_task = None
+
+    def _started(self, e: pb.HistoryEvent) -> None:
+        a = e.workflow_execution_started_event_attributes
+        self.started = a
+        self.start_time_ms = e.event_time_ms
+        self.search_attributes = dict(a.search_attributes.indexed_fields)
+        self.memo = dict(a.memo.fields)
+
+    def _wt_scheduled(self, e: pb.HistoryEvent) -> None:
+        a = e.workflow_task_scheduled_event_attributes
+        self.workflow_task = WorkflowTaskInfo(e.event_id, a.attempt or 1, a.task_queue, a.start_to_close_timeout_ms, e.event_time_ms)
+
+    def _wt_started(self, e: pb.HistoryEvent) -> None:
+        pass  # written together with the task's outcome; the in-memory info already says "started"
+
+    def _wt_completed(self, e: pb.HistoryEvent) -> None:
+        self.last_completed_started_id = e.workflow_task_completed_event_attributes.started_event_id
+        self.workflow_task = None
+
+    def _wt_failed(self, e: pb.HistoryEvent) -> None:
+        self.workflow_task = None
+
+    def _act_scheduled(self, e: pb.HistoryEvent) -> None:
+        a = e.activity_task_scheduled_event_attributes
+        info = ActivityInfo(
+            scheduled_event_id=e.event_id,
+            activity_id=a.activity_id,
+            activity_type=a.activity_type,
+            task_queue=a.task_queue,
+            input=a.input,
+            header=a.header,
+            schedule_to_close_ms=a.schedule_to_close_timeout_ms,
+            schedule_to_start_ms=a.schedule_to_start_timeout_ms,
+            start_to_close_ms=a.start_to_close_timeout_ms,
+            heartbeat_ms=a.heartbeat_timeout_ms,
+            retry_policy=a.retry_policy,
+            scheduled_time_ms=e.event_time_ms,
+            attempt_scheduled_time_ms=e.event_time_ms,
+        )
+        self.activities[e.event_id] = info
+        self.activity_ids[a.activity_id] = e.event_id
+
+    def _act_closed(self, sid: int) -> None:
+        info = self.activities.pop(sid, None)
+        if info is not None:
+            self.activity_ids.pop(info.activity_id, None)
+
+    def _act_completed(self, e: pb.HistoryEvent) -> None:
+        self._act_closed(e.activity_task_completed_event_attributes.scheduled_event_id)
+
+    def _act_attempt_failed(self, sid: int, retry_state: int, failure: pb.Failure, event_time_ms: int, backoff_ms: int,
+                            attempt: int) -> None:
+        if retry_state == pb.RETRY_STATE_IN_PROGRESS:
+            info = self.activities.get(sid)
+            if info is not None:
+                info.attempt = max(info.attempt, attempt + 1)
+                info.attempt_scheduled_time_ms = event_time_ms + backoff_ms
+                info.last_failure = failure
+                info.started = False
+                info.dispatched = False
+        else:
+            self._act_closed(sid)
+
+    def _act_failed(self, e: pb.HistoryEvent) -> None:
+        a = e.activity_task_failed_event_attributes
+        self._act_attempt_failed(a.scheduled_event_id, a.retry_state, a.failure, e.event_time_ms, a.next_attempt_backoff_ms,
+                                 a.attempt)
+
+    def _act_timed_out(self, e: pb.HistoryEvent) -> None:
+        a = e.activity_task_timed_out_event_attributes
+        self._act_attempt_failed(a.scheduled_event_id, a.retry_state, a.failure, e.event_time_ms, a.next_attempt_backoff_ms,
+                                 a.attempt)
+
+    def _act_cancel_requested(self, e: pb.HistoryEvent) -> None:
+        a = e.activity_task_cancel_requested_event_attributes
+        info = self.activities.get(a.scheduled_event_id)
+        if info is not None:
+            info.cancel_requested = True
+            info.cancel_requested_event_id = e.event_id
+
+    def _act_canceled(self, e: pb.HistoryEvent) -> None:
+        self._act_closed(e.activity_task_canceled_event_attributes.scheduled_event_id)
+
+    def _timer_started(self, e: pb.HistoryEvent) -> None:
+        a = e.timer_started_event_attributes
+        self.timers[a.timer_id] = TimerInfo(a.timer_id, e.event_id, e.event_time_ms + a.start_to_fire_timeout_ms)
+
+    def _timer_fired(self, e: pb.HistoryEvent) -> None:
+        self.timers.pop(e.timer_fired_event_attributes.timer_id, None)
+
+    def _timer_canceled(self, e: pb.HistoryEvent) -> None:
+        self.timers.pop(e.timer_canceled_event_attributes.timer_id, None)
+
+    def _cancel_requested(self, e: pb.HistoryEvent) -> None:
+        self.cancel_requested = True
+
+    def _upsert(self, e: pb.HistoryEvent) -> None:
+        for k, v in e.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields.items():
+            self.search_attributes[k] = v
+
+    def _child_initiated(self, e: pb.HistoryEvent) -> None:
+        a = e.start_child_workflow_execution_initiated_event_attributes
+        self.children[e.event_id] = ChildInfo(e.event_id, a.namespace, a.workflow_id, a.workflow_type, a.parent_close_policy)
+
+    def _child_start_failed(self, e: pb.HistoryEvent) -> None:
+        self.children.pop(e.start_child_workflow_execution_failed_event_attributes.initiated_event_id, None)
+
+    def _child_started(self, e: pb.HistoryEvent) -> None:
+        a = e.child_workflow_execution_started_event_attributes
+        c = self.children.get(a.initiated_event_id)
+        if c is not None:
+            c.run_id = a.workflow_execution.run_id
+            c.started_event_id = e.event_id
+
+    def _child_closed(self, e: pb.HistoryEvent) -> None:
+        which = e.WhichOneof("attributes")
+        assert which is not None
+        self.children.pop(getattr(e, which).initiated_event_id, None)
+
+    def _signal_ext_initiated(self, e: pb.HistoryEvent) -> None:
+        self.signals_external[e.event_id] = e.signal_external_workflow_execution_initiated_event_attributes
+
+    def _signal_ext_done(self, e: pb.HistoryEvent) -> None:
+        which = e.WhichOneof("attributes")
+        assert which is not None
+        self.signals_external.pop(getattr(e, which).initiated_event_id, None)
+
+    def _cancel_ext_initiated(self, e: pb.HistoryEvent) -> None:
+        self.cancels_external[e.event_id] = e.request_cancel_external_workflow_execution_initiated_event_attributes
+
+    def _cancel_ext_done(self, e: pb.HistoryEvent) -> None:
+        which = e.WhichOneof("attributes")
+        assert which is not None
+        self.cancels_external.pop(getattr(e, which).initiated_event_id, None)
+
+    def _update_accepted(self, e: pb.HistoryEvent) -> None:
+        self.accepted_updates.add(e.workflow_execution_update_accepted_event_attributes.update_id)
+
+    def _update_completed(self, e: pb.HistoryEvent) -> None:
+        a = e.workflow_execution_update_completed_event_attributes
+        self.completed_updates[a.update_id] = a
+
+
+_HANDLERS: dict[int, Any] = {
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: ExecutionState._started,
+    pb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: ExecutionState._wt_scheduled,
+    pb.EVENT_TYPE_WORKFLOW_TASK_STARTED: ExecutionState._wt_started,
+    pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: ExecutionState._wt_completed,
+    pb.EVENT_TYPE_WORKFLOW_TASK_FAILED: ExecutionState._wt_failed,
+    pb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT: ExecutionState._wt_failed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: ExecutionState._act_scheduled,
+    pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: ExecutionState._act_completed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_FAILED: ExecutionState._act_failed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: ExecutionState._act_timed_out,
+    pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED: ExecutionState._act_cancel_requested,
+    pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED: ExecutionState._act_canceled,
+    pb.EVENT_TYPE_TIMER_STARTED: ExecutionState._timer_started,
+    pb.EVENT_TYPE_TIMER_FIRED: ExecutionState._timer_fired,
+    pb.EVENT_TYPE_TIMER_CANCELED: ExecutionState._timer_canceled,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED: ExecutionState._cancel_requested,
+    pb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: ExecutionState._upsert,
+    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: ExecutionState._child_initiated,
+    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: ExecutionState._child_start_failed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED: ExecutionState._child_started,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: ExecutionState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED: ExecutionState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED: ExecutionState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: ExecutionState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED: ExecutionState._child_closed,
+    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: ExecutionState._signal_ext_initiated,
+    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: ExecutionState._signal_ext_done,
+    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED: ExecutionState._signal_ext_done,
+    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: ExecutionState._cancel_ext_initiated,
+    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: ExecutionState._cancel_ext_done,
+    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED: ExecutionState._cancel_ext_done,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: ExecutionState._update_accepted,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: ExecutionState._update_completed,
+}
+
+#: Events after which the workflow must run a new workflow task.
+WAKES_WORKFLOW = frozenset(
+    {
+        pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
+        pb.EVENT_TYPE_TIMER_FIRED,
+        pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+        pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
+        pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT,
+        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED,
+        pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
+        pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED,
+        pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
+        pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
+    }
+)
+
+
+def wakes_workflow(e: pb.HistoryEvent) -> bool:
+    """Whether ``e`` needs the workflow code to run (final activity failures do; retries don't)."""
+    t = e.event_type
+    if t in WAKES_WORKFLOW:
+        return True
+    if t == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        return e.activity_task_failed_event_attributes.retry_state != pb.RETRY_STATE_IN_PROGRESS
+    if t == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        return e.activity_task_timed_out_event_attributes.retry_state != pb.RETRY_STATE_IN_PROGRESS
+    return False

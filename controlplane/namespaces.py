@@ -1,0 +1,219 @@
+"""Namespaces: creation, lookup (cached), update and deletion, with validation."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from controlplane.api import service_pb2 as svc
+
+from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from .store import ConditionFailedError, NamespaceRow, Store
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SA_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+BUILTIN_FIELDS = frozenset(
+    {"WorkflowId", "RunId", "WorkflowType", "ExecutionStatus", "TaskQueue", "StartTime", "CloseTime",
+     "ExecutionDuration", "HistoryLength"}
+)
+SA_TYPE_NAMES = {
+    svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD: "Keyword",
+    svc.SEARCH_ATTRIBUTE_TYPE_TEXT: "Text",
+    svc.SEARCH_ATTRIBUTE_TYPE_INT: "Int",
+    svc.SEARCH_ATTRIBUTE_TYPE_DOUBLE: "Double",
+    svc.SEARCH_ATTRIBUTE_TYPE_BOOL: "Bool",
+    svc.SEARCH_ATTRIBUTE_TYPE_DATETIME: "Datetime",
+    svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: "KeywordList",
+}
+SA_TYPES_BY_NAME = {v: k for k, v in SA_TYPE_NAMES.items()}
+
+
+@dataclass
+class Namespace:
+    id: str
+    name: str
+    description: str = ""
+    owner_email: str = ""
+    retention_ms: int = 0
+    search_attributes: dict[str, int] = field(default_factory=dict)
+    archival_uri: str = ""
+    create_time_ms: int = 0
+    update_time_ms: int = 0
+    version: int = 0
+
+    @property
+    def search_attribute_type_names(self) -> dict[str, str]:
+        return {k: SA_TYPE_NAMES[v] for k, v in self.search_attributes.items()}
+
+    def to_row(self) -> NamespaceRow:
+        data = {
+            "description": self.description, "owner_email": self.owner_email, "retention_ms": self.retention_ms,
+            "search_attributes": self.search_attributes, "archival_uri": self.archival_uri,
+            "create_time_ms": self.create_time_ms, "update_time_ms": self.update_time_ms,
+        }
+        return NamespaceRow(self.id, self.name, json.dumps(data, sort_keys=True), "REGISTERED", self.version)
+
+    @classmethod
+    def from_row(cls, row: NamespaceRow) -> "Namespace":
+        d = json.loads(row.data)
+        return cls(
+            id=row.id, name=row.name, description=d.get("description", ""), owner_email=d.get("owner_email", ""),
+            retention_ms=int(d.get("retention_ms", 0)),
+            search_attributes={k: int(v) for k, v in d.get("search_attributes", {}).items()},
+            archival_uri=d.get("archival_uri", ""), create_time_ms=int(d.get("create_time_ms", 0)),
+            update_time_ms=int(d.get("update_time_ms", 0)), version=row.version,
+        )
+
+    def to_proto(self) -> svc.NamespaceInfo:
+        return svc.NamespaceInfo(
+            name=self.name, id=self.id, description=self.description, owner_email=self.owner_email,
+            retention_ms=self.retention_ms, search_attributes=self.search_attributes, archival_uri=self.archival_uri,
+            state="REGISTERED", create_time_ms=self.create_time_ms, update_time_ms=self.update_time_ms,
+        )
+
+
+def validate_name(name: str, field_name: str = "name") -> None:
+    if not name:
+        raise InvalidArgument(f"{field_name}: a namespace name is required")
+    if not NAME_RE.match(name):
+        raise InvalidArgument(
+            f"{field_name}: invalid namespace name {name!r} (1-64 characters: letters, digits, '.', '_', '-'; "
+            "starting with a letter or digit)"
+        )
+
+
+def validate_search_attributes(sa: dict[str, int], field_name: str = "search_attributes") -> None:
+    for k, v in sa.items():
+        if not SA_NAME_RE.match(k):
+            raise InvalidArgument(f"{field_name}: invalid search attribute name {k!r} (letters, digits, '_')")
+        if k in BUILTIN_FIELDS:
+            raise InvalidArgument(f"{field_name}: {k!r} is a built-in field and cannot be registered")
+        if v not in SA_TYPE_NAMES:
+            raise InvalidArgument(
+                f"{field_name}: search attribute {k!r} has unknown type {v} "
+                f"(known: {', '.join(SA_TYPE_NAMES.values())})"
+            )
+
+
+def _validate_common(retention_ms: int, owner_email: str, archival_uri: str) -> None:
+    if retention_ms < 0:
+        raise InvalidArgument(f"retention_ms: must not be negative, got {retention_ms}")
+    if owner_email and "@" not in owner_email:
+        raise InvalidArgument(f"owner_email: {owner_email!r} is not an email address")
+    if archival_uri and not re.match(r"^(gs|file)://.+", archival_uri):
+        raise InvalidArgument(f"archival_uri: {archival_uri!r} must start with gs:// or file://")
+
+
+class NamespaceRegistry:
+    """Namespaces, cached in memory by name and id; the store is the source of truth."""
+
+    def __init__(self, store: Store, *, default_retention_ms: int) -> None:
+        self.store = store
+        self.default_retention_ms = default_retention_ms
+        self._by_name: dict[str, Namespace] = {}
+        self._by_id: dict[str, Namespace] = {}
+
+    async def load(self) -> None:
+        for row in await self.store.list_namespaces():
+            self._cache(Namespace.from_row(row))
+
+    def _cache(self, ns: Namespace) -> None:
+        self._by_name[ns.name] = ns
+        self._by_id[ns.id] = ns
+
+    def get(self, name: str, field_name: str = "namespace") -> Namespace:
+        """The namespace called ``name``; raises NotFound (or InvalidArgument when empty)."""
+        ns = self._by_name.get(name)
+        if ns is None:
+            if not name:
+                raise InvalidArgument(f"{field_name}: a namespace is required")
+            raise NotFound(f"{field_name}: namespace {name!r} not found")
+        return ns
+
+    def by_id(self, ns_id: str) -> Namespace | None:
+        return self._by_id.get(ns_id)
+
+    def all(self) -> list[Namespace]:
+        return sorted(self._by_name.values(), key=lambda n: n.name)
+
+    async def create(self, req: svc.CreateNamespaceRequest) -> Namespace:
+        validate_name(req.name)
+        validate_search_attributes(dict(req.search_attributes))
+        _validate_common(req.retention_ms, req.owner_email, req.archival_uri)
+        if req.name in self._by_name:
+            raise AlreadyExists(f"name: namespace {req.name!r} already exists")
+        now = int(time.time() * 1000)
+        ns = Namespace(
+            id=uuid.uuid4().hex, name=req.name, description=req.description, owner_email=req.owner_email,
+            retention_ms=req.retention_ms or self.default_retention_ms,
+            search_attributes=dict(req.search_attributes), archival_uri=req.archival_uri,
+            create_time_ms=now, update_time_ms=now,
+        )
+        try:
+            await self.store.create_namespace(ns.to_row())
+        except ConditionFailedError as e:
+            raise AlreadyExists(f"name: namespace {req.name!r} already exists") from e
+        self._cache(ns)
+        return ns
+
+    async def ensure(self, name: str) -> Namespace:
+        """Create ``name`` with defaults unless it exists."""
+        if name in self._by_name:
+            return self._by_name[name]
+        return await self.create(svc.CreateNamespaceRequest(name=name))
+
+    async def update(self, req: svc.UpdateNamespaceRequest) -> Namespace:
+        ns = self.get(req.name, "name")
+        mask = set(req.update_mask) or {"description", "owner_email", "retention", "search_attributes", "archival_uri"}
+        unknown = mask - {"description", "owner_email", "retention", "search_attributes", "archival_uri"}
+        if unknown:
+            raise InvalidArgument(f"update_mask: unknown field(s) {', '.join(sorted(unknown))}")
+        new = Namespace(**{**ns.__dict__})
+        new.search_attributes = dict(ns.search_attributes)
+        if "description" in mask:
+            new.description = req.description
+        if "owner_email" in mask:
+            new.owner_email = req.owner_email
+        if "retention" in mask:
+            new.retention_ms = req.retention_ms or self.default_retention_ms
+        if "archival_uri" in mask:
+            new.archival_uri = req.archival_uri
+        if "search_attributes" in mask:
+            validate_search_attributes(dict(req.search_attributes))
+            for k, v in ns.search_attributes.items():
+                if k in req.search_attributes and req.search_attributes[k] != v:
+                    raise FailedPrecondition(
+                        f"search_attributes: {k!r} is registered as {SA_TYPE_NAMES[v]}; its type cannot change"
+                    )
+            new.search_attributes = dict(req.search_attributes)
+        _validate_common(req.retention_ms if "retention" in mask else 0, new.owner_email, new.archival_uri)
+        return await self._replace(ns, new)
+
+    async def add_search_attributes(self, name: str, attrs: dict[str, int]) -> Namespace:
+        ns = self.get(name)
+        validate_search_attributes(attrs)
+        for k, v in attrs.items():
+            if k in ns.search_attributes and ns.search_attributes[k] != v:
+                raise AlreadyExists(f"search_attributes: {k!r} is already registered as {SA_TYPE_NAMES[ns.search_attributes[k]]}")
+        new = Namespace(**{**ns.__dict__})
+        new.search_attributes = {**ns.search_attributes, **attrs}
+        return await self._replace(ns, new)
+
+    async def _replace(self, old: Namespace, new: Namespace) -> Namespace:
+        new.version = old.version + 1
+        new.update_time_ms = int(time.time() * 1000)
+        try:
+            await self.store.update_namespace(new.to_row(), old.version)
+        except ConditionFailedError as e:
+            raise FailedPrecondition(f"namespace {old.name!r} was changed concurrently; retry") from e
+        self._cache(new)
+        return new
+
+    async def delete(self, name: str) -> None:
+        ns = self.get(name, "name")
+        await self.store.delete_namespace(name)
+        self._by_name.pop(ns.name, None)
+        self._by_id.pop(ns.id, None)

@@ -1,0 +1,35 @@
+"""Persistence: the Store contract and its backends (SQLite here; Cloud Spanner in ``spanner``)."""
+
+from ._interface import Store
+from ._model import (
+    BacklogTask,
+    ConditionFailedError,
+    CurrentRow,
+    ExecutionRow,
+    LoadedExecution,
+    Mutation,
+    NamespaceRow,
+    ShardOwnershipLostError,
+    StoreError,
+    StoreUnavailableError,
+    TimerTask,
+    TransferTask,
+    VisibilityRow,
+)
+
+__all__ = [
+    "Store",
+    "BacklogTask",
+    "ConditionFailedError",
+    "CurrentRow",
+    "ExecutionRow",
+    "LoadedExecution",
+    "Mutation",
+    "NamespaceRow",
+    "ShardOwnershipLostError",
+    "StoreError",
+    "StoreUnavailableError",
+    "TimerTask",
+    "TransferTask",
+    "VisibilityRow",
+]

@@ -1,0 +1,145 @@
+"""The Store contract. Both backends (SQLite, Cloud Spanner) pass the same conformance suite."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from ._model import (
+    BacklogTask,
+    CurrentRow,
+    ExecutionRow,
+    LoadedExecution,
+    Mutation,
+    NamespaceRow,
+    TimerTask,
+    TransferTask,
+    VisibilityRow,
+)
+
+
+class Store(abc.ABC):
+    """Durable state of the control plane. All methods are coroutines safe to call from the event loop."""
+
+    name: str = "store"
+
+    @abc.abstractmethod
+    async def open(self, num_shards: int) -> None:
+        """Create or check the schema. Raises ValueError if the database was made with another shard count."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    # -- shards ------------------------------------------------------------------
+    @abc.abstractmethod
+    async def acquire_shard(self, shard_id: int, owner: str) -> int:
+        """Take ownership of a shard: increment and return its range_id (fences older owners)."""
+
+    @abc.abstractmethod
+    async def get_range_id(self, shard_id: int) -> int: ...
+
+    # -- namespaces --------------------------------------------------------------
+    @abc.abstractmethod
+    async def create_namespace(self, row: NamespaceRow) -> None:
+        """Insert; raises ConditionFailedError if the name exists."""
+
+    @abc.abstractmethod
+    async def get_namespace(self, name: str) -> NamespaceRow | None: ...
+
+    @abc.abstractmethod
+    async def list_namespaces(self) -> list[NamespaceRow]: ...
+
+    @abc.abstractmethod
+    async def update_namespace(self, row: NamespaceRow, expected_version: int) -> None:
+        """Replace under an optimistic version check (ConditionFailedError)."""
+
+    @abc.abstractmethod
+    async def delete_namespace(self, name: str) -> None: ...
+
+    # -- executions ---------------------------------------------------------------
+    @abc.abstractmethod
+    async def get_current(self, namespace_id: str, workflow_id: str) -> CurrentRow | None: ...
+
+    @abc.abstractmethod
+    async def load_execution(self, namespace_id: str, workflow_id: str, run_id: str) -> LoadedExecution | None:
+        """The execution row, all its events (serialized, in order) and its buffered events."""
+
+    @abc.abstractmethod
+    async def get_execution_row(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionRow | None: ...
+
+    @abc.abstractmethod
+    async def read_events(
+        self, namespace_id: str, workflow_id: str, run_id: str, first_event_id: int, max_events: int
+    ) -> list[tuple[int, bytes]]:
+        """Events with id >= first_event_id, at most max_events, in order."""
+
+    @abc.abstractmethod
+    async def list_running_executions(self, shard_id: int) -> list[ExecutionRow]: ...
+
+    @abc.abstractmethod
+    async def apply(self, mutation: Mutation) -> None:
+        """Apply every write of the mutation in one transaction, or none.
+
+        Raises ShardOwnershipLostError (range_id moved), ConditionFailedError (version or
+        current-run check), StoreUnavailableError (I/O, disk full).
+        """
+
+    async def apply_many(self, mutations: Sequence[Mutation]) -> list[BaseException | None]:
+        """Apply independent mutations; one's failure does not affect the others."""
+        out: list[BaseException | None] = []
+        for m in mutations:
+            try:
+                await self.apply(m)
+                out.append(None)
+            except Exception as e:  # noqa: BLE001 - reported per mutation
+                out.append(e)
+        return out
+
+    # -- queues --------------------------------------------------------------------
+    @abc.abstractmethod
+    async def load_transfer_tasks(self, shard_id: int, after_task_id: int, limit: int) -> list[TransferTask]: ...
+
+    @abc.abstractmethod
+    async def load_timer_tasks(self, shard_id: int, until_ms: int, after: tuple[int, int], limit: int) -> list[TimerTask]:
+        """Timer tasks with (fire_time_ms, task_id) > after and fire_time_ms < until_ms, in order."""
+
+    @abc.abstractmethod
+    async def load_backlog(self, namespace_id: str, task_queue: str, kind: int, limit: int) -> list[BacklogTask]: ...
+
+    @abc.abstractmethod
+    async def list_backlog_queues(self) -> list[tuple[str, str, int]]: ...
+
+    # -- visibility ----------------------------------------------------------------
+    @abc.abstractmethod
+    async def query_visibility(
+        self, namespace_id: str, where: str, params: dict[str, object], order_by: str, limit: int, offset: int
+    ) -> list[VisibilityRow]: ...
+
+    @abc.abstractmethod
+    async def count_visibility(
+        self, namespace_id: str, where: str, params: dict[str, object], group_by: Sequence[str]
+    ) -> list[tuple[tuple[object, ...], int]]: ...
+
+    @abc.abstractmethod
+    async def list_closed_before(self, namespace_id: str, close_before_ms: int, limit: int) -> list[VisibilityRow]: ...
+
+    @abc.abstractmethod
+    async def count_running(self, namespace_id: str) -> int: ...
+
+    @abc.abstractmethod
+    async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
+        """Current runs still running in the namespace (from the execution store, not visibility)."""
+
+
+__all__ = [
+    "Store",
+    "BacklogTask",
+    "CurrentRow",
+    "ExecutionRow",
+    "LoadedExecution",
+    "Mutation",
+    "NamespaceRow",
+    "TimerTask",
+    "TransferTask",
+    "VisibilityRow",
+]

@@ -1,0 +1,147 @@
+"""Rows and mutations exchanged between the history engine and a Store.
+
+A ``Mutation`` is everything one state change writes, applied in ONE transaction:
+events appended, the execution row updated under an optimistic version check, the
+current-run pointer moved, buffered events added or cleared, transfer and timer
+tasks written or deleted (transactional outbox), backlog and visibility rows. The
+whole mutation is fenced by its shard's ``range_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class StoreError(Exception):
+    """Base class of store failures."""
+
+
+class ConditionFailedError(StoreError):
+    """An optimistic check failed (execution version, current run, unique key)."""
+
+
+class ShardOwnershipLostError(StoreError):
+    """The shard's range_id moved on: another owner took it; this write was refused."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store could not be written (disk full, I/O error); nothing was applied."""
+
+
+@dataclass
+class NamespaceRow:
+    id: str
+    name: str
+    data: str  # JSON: description, owner_email, retention_ms, search_attributes, archival_uri, times
+    state: str = "REGISTERED"
+    version: int = 0
+
+
+@dataclass
+class ExecutionRow:
+    namespace_id: str
+    workflow_id: str
+    run_id: str
+    shard_id: int
+    status: int
+    next_event_id: int
+    db_version: int
+    workflow_type: str
+    task_queue: str
+    start_time_ms: int
+    close_time_ms: int = 0
+
+
+@dataclass
+class CurrentRow:
+    namespace_id: str
+    workflow_id: str
+    run_id: str
+    status: int
+    start_request_id: str = ""
+
+
+@dataclass
+class TransferTask:
+    task_id: int
+    data: str  # JSON: kind, namespace_id, workflow_id, run_id, ...
+
+
+@dataclass
+class TimerTask:
+    fire_time_ms: int
+    task_id: int
+    data: str
+
+
+@dataclass
+class BacklogTask:
+    namespace_id: str
+    task_queue: str
+    kind: int  # 0 workflow task, 1 activity task
+    task_id: int
+    data: str
+
+
+@dataclass
+class VisibilityRow:
+    namespace_id: str
+    workflow_id: str
+    run_id: str
+    workflow_type: str
+    status: int
+    task_queue: str
+    start_time_ms: int
+    close_time_ms: int | None
+    execution_duration_ms: int | None
+    history_length: int
+    search_attributes: str  # JSON object
+    memo: bytes = b""
+    parent_workflow_id: str = ""
+    parent_run_id: str = ""
+
+
+@dataclass
+class Mutation:
+    """One transaction's worth of writes. Empty lists mean "nothing of that kind"."""
+
+    shard_id: int
+    range_id: int
+    #: Insert (expected_version None) or update (expected_version = current db_version).
+    execution: ExecutionRow | None = None
+    expected_version: int | None = None
+    #: Upsert of the current-run pointer; ``current_expect`` guards it:
+    #: ``None`` = no check; ``""`` = must not exist; a run id = must point at it.
+    current: CurrentRow | None = None
+    current_expect: str | None = None
+    events: list[tuple[int, bytes]] = field(default_factory=list)
+    add_buffered: list[bytes] = field(default_factory=list)
+    clear_buffered: bool = False
+    transfer_insert: list[TransferTask] = field(default_factory=list)
+    transfer_delete: list[int] = field(default_factory=list)
+    timer_insert: list[TimerTask] = field(default_factory=list)
+    timer_delete: list[tuple[int, int]] = field(default_factory=list)
+    backlog_insert: list[BacklogTask] = field(default_factory=list)
+    backlog_delete: list[tuple[str, str, int, int]] = field(default_factory=list)
+    visibility: list[VisibilityRow] = field(default_factory=list)
+    visibility_delete: list[tuple[str, str]] = field(default_factory=list)  # (namespace_id, run_id)
+    #: Delete a whole execution (retention): (namespace_id, workflow_id, run_id).
+    delete_execution: tuple[str, str, str] | None = None
+    #: More executions of the same shard written in the same transaction (continue-as-new
+    #: closes one run and creates the next atomically).
+    also: list["Mutation"] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (
+            self.execution or self.current or self.events or self.add_buffered or self.clear_buffered
+            or self.transfer_insert or self.transfer_delete or self.timer_insert or self.timer_delete
+            or self.backlog_insert or self.backlog_delete or self.visibility or self.visibility_delete
+            or self.delete_execution or self.also
+        )
+
+
+@dataclass
+class LoadedExecution:
+    row: ExecutionRow
+    events: list[bytes]
+    buffered: list[bytes]
