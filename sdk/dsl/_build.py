@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from sdk.dsl._durations import parse_duration
 from sdk.dsl._errors import DslError, Pos
-from sdk.dsl._expressions import Expression, ExpressionError, split_template
+from sdk.dsl._expressions import Expression, ExpressionError, split_template, whole_expression
 from sdk.dsl._model import (
     INPUT_TYPES,
     TRIGGER_RULES,
@@ -219,9 +219,8 @@ class _Builder:
     ) -> Any:
         """A value that is a literal of type ``literal`` or exactly one ``${{ }}``."""
         if isinstance(node, YScalar) and isinstance(node.value, str):
-            found = self.expressions(node, step)
-            parts = split_template(node.value)
-            if len(parts) != 1 or not found:
+            self.expressions(node, step)  # records a parse error, if any
+            if whole_expression(split_template(node.value)) is None:
                 raise self.fail(
                     f"{key!r} must be {words} or exactly one '${{{{ ... }}}}' expression, "
                     f"got {node.value!r}",

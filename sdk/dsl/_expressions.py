@@ -35,6 +35,7 @@ __all__ = [
     "has_expression",
     "render",
     "split_template",
+    "whole_expression",
 ]
 
 _OPEN = "${{"
@@ -275,6 +276,14 @@ def evaluate(source: str, context: Mapping[str, Any]) -> Any:
         ) from None
 
 
+def whole_expression(parts: tuple[TemplatePart, ...]) -> Expression | None:
+    """The expression, if the parts are one expression with at most blanks around it."""
+    found = [part for part in parts if isinstance(part, Expression)]
+    if len(found) == 1 and all(isinstance(p, Expression) or not p.strip() for p in parts):
+        return found[0]
+    return None
+
+
 def _interpolated(value: Any) -> str:
     if value is None:
         return ""
@@ -296,8 +305,9 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
         if _OPEN not in value:
             return value
         parts = split_template(value)
-        if len(parts) == 1 and isinstance(parts[0], Expression):
-            return evaluate(parts[0].source, context)
+        single = whole_expression(parts)
+        if single is not None:
+            return evaluate(single.source, context)
         return "".join(
             part if isinstance(part, str) else _interpolated(evaluate(part.source, context))
             for part in parts

@@ -8,7 +8,7 @@ execution's input, so it must stay readable by later versions of this module:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, Union
 
 from sdk.dsl._errors import Pos
@@ -321,7 +321,22 @@ def dag_to_json(dag: WorkflowDag) -> dict[str, Any]:
         "compensate": [
             {"step": comp.step, "body": _step_to_json(comp.body)} for comp in dag.compensate
         ],
+        "file": dag.file,
+        "positions": _positions(dag),
     }
+
+
+def _positions(dag: WorkflowDag) -> dict[str, list[int]]:
+    """``inputs.<name>`` and ``steps.<id>`` -> [line, column], for messages and widgets."""
+    found: dict[str, list[int]] = {}
+    if dag.source is not None:
+        for key, pos in dag.source.key_pos.items():
+            if key.startswith("inputs."):
+                found[key] = [pos.line, pos.column]
+    for step in dag.steps:
+        if step.source is not None:
+            found[f"steps.{step.id}"] = [step.source.pos.line, step.source.pos.column]
+    return found
 
 
 def dag_from_json(data: Mapping[str, Any]) -> WorkflowDag:
@@ -333,16 +348,26 @@ def dag_from_json(data: Mapping[str, Any]) -> WorkflowDag:
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
         raise ValueError(f"not a compiled Spindle DSL workflow (format {found!r}, want {FORMAT!r})")
+    positions = {key: Pos(*value) for key, value in (data.get("positions") or {}).items()}
+    steps = tuple(_step_from_json(step) for step in data["steps"])
+    steps = tuple(
+        replace(step, source=Source(positions[f"steps.{step.id}"]))
+        if f"steps.{step.id}" in positions
+        else step
+        for step in steps
+    )
     return WorkflowDag(
         name=data["name"],
         version=data.get("version"),
         description=data.get("description"),
         task_queue=data.get("task_queue"),
         inputs=tuple(InputSpec(**spec) for spec in data.get("inputs") or ()),
-        steps=tuple(_step_from_json(step) for step in data["steps"]),
+        steps=steps,
         outputs=dict(data.get("outputs") or {}),
         compensate=tuple(
             Compensation(step=comp["step"], body=_step_from_json(comp["body"]))
             for comp in data.get("compensate") or ()
         ),
+        file=data.get("file"),
+        source=Source(Pos(1, 1), {k: v for k, v in positions.items() if k.startswith("inputs.")}),
     )

@@ -218,6 +218,8 @@ class DagRun:
         #: Step ids in the order they completed (what compensation reverses).
         self.completion_order: list[str] = []
         self._done: dict[str, asyncio.Event] = {}
+        #: Set when a failure fails the run: no new step may start after that.
+        self._aborted = False
 
     # -- expression context -------------------------------------------------
 
@@ -259,6 +261,8 @@ class DagRun:
         try:
             for dep in step.depends_on:
                 await self._done[dep].wait()
+            if self._aborted:
+                return
             statuses = [self.outcomes[dep].status for dep in step.depends_on]
             if not trigger_allows(step.trigger_rule, statuses):
                 self.outcomes[step.id] = StepOutcome(SKIPPED)
@@ -349,11 +353,13 @@ class DagRun:
                 if not self.executor.is_step_failure(handler_error):
                     raise
                 handler_message, _ = self.executor.describe(handler_error)
+                self._aborted = True
                 raise _Fatal(
                     step.id, f"{message}; then its on_failure handler failed: {handler_message}", handler_error
                 ) from handler_error
             if policy.then == "continue":
                 return
+        self._aborted = True
         raise _Fatal(step.id, message, error)
 
     async def _compensate(self) -> tuple[list[str], list[str]]:

@@ -1,0 +1,217 @@
+"""The interpreter workflow: one ``@workflow.defn`` per YAML ``name``, running its DAG.
+
+The workflow's single argument is ``{"dag": <compiled DAG JSON>, "inputs": {...}}``
+(what ``DslWorkflow.start_input`` builds), so the DAG is recorded in the
+execution's input in history and editing the YAML never changes a running
+execution. Started with the bare inputs instead (e.g. by
+``client.start_workflow(defn, inputs)``), the interpreter records the DAG it was
+loaded with in a side-effect marker in its first workflow task, which pins it
+the same way: replays read the marker, not the file.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from sdk import workflow
+from sdk._retry_policy import RetryPolicy
+from sdk.dsl._errors import DslError
+from sdk.dsl._expressions import ExpressionError
+from sdk.dsl._model import FORMAT, ActivityCall, ChildWorkflowCall, Retry, WorkflowDag, dag_from_json
+from sdk.dsl._scheduler import DagFailed, DagRun, StepError
+from sdk.dsl._validate import check_inputs
+from sdk.exceptions import ApplicationError, FailureError
+
+if TYPE_CHECKING:
+    from sdk.dsl._workflow import DslWorkflow
+
+__all__ = [
+    "DEFAULT_START_TO_CLOSE",
+    "INPUT_ERROR",
+    "STEP_FAILED",
+    "SdkExecutor",
+    "interpret",
+    "is_start_input",
+    "make_definition",
+]
+
+#: An activity step with neither start_to_close nor schedule_to_close gets this.
+DEFAULT_START_TO_CLOSE = timedelta(minutes=10)
+#: ``ApplicationError.type`` of a run started with inputs that do not match.
+INPUT_ERROR = "DslInputError"
+#: ``ApplicationError.type`` of a run failed by an unhandled step failure.
+STEP_FAILED = "DslStepFailed"
+#: ``ApplicationError.type`` of a run whose outputs could not be evaluated.
+OUTPUT_ERROR = "DslOutputError"
+
+
+def _delta(seconds: float | None) -> timedelta | None:
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def _retry_policy(retry: Retry | None) -> RetryPolicy | None:
+    if retry is None:
+        return None
+    values: dict[str, Any] = {}
+    if retry.maximum_attempts is not None:
+        values["maximum_attempts"] = retry.maximum_attempts
+    if retry.initial_interval is not None:
+        values["initial_interval"] = timedelta(seconds=retry.initial_interval)
+    if retry.backoff_coefficient is not None:
+        values["backoff_coefficient"] = retry.backoff_coefficient
+    if retry.maximum_interval is not None:
+        values["maximum_interval"] = timedelta(seconds=retry.maximum_interval)
+    if retry.non_retryable_error_types:
+        values["non_retryable_error_types"] = list(retry.non_retryable_error_types)
+    return RetryPolicy(**values)
+
+
+def _describe_seconds(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+class SdkExecutor:
+    """Runs DAG steps with the workflow APIs (activities, children, timers, signals)."""
+
+    def __init__(self, dag: WorkflowDag) -> None:
+        self.dag = dag
+
+    async def run_activity(self, call: ActivityCall, args: list[Any], *, activity_id: str) -> Any:
+        """``workflow.execute_activity`` by name, with the step's options."""
+        start_to_close = _delta(call.start_to_close)
+        if start_to_close is None and call.schedule_to_close is None:
+            start_to_close = DEFAULT_START_TO_CLOSE
+        return await workflow.execute_activity(
+            call.activity,
+            *args,
+            task_queue=call.task_queue or self.dag.task_queue,
+            start_to_close_timeout=start_to_close,
+            schedule_to_close_timeout=_delta(call.schedule_to_close),
+            schedule_to_start_timeout=_delta(call.schedule_to_start),
+            heartbeat_timeout=_delta(call.heartbeat),
+            retry_policy=_retry_policy(call.retry),
+            activity_id=activity_id,
+        )
+
+    async def run_child(self, call: ChildWorkflowCall, args: list[Any], *, workflow_id: str) -> Any:
+        """``workflow.execute_child_workflow`` by type name."""
+        options: dict[str, Any] = {"id": workflow_id}
+        task_queue = call.task_queue or self.dag.task_queue
+        if task_queue:
+            options["task_queue"] = task_queue
+        if call.retry is not None:
+            options["retry_policy"] = _retry_policy(call.retry)
+        if call.execution_timeout is not None:
+            options["execution_timeout"] = _delta(call.execution_timeout)
+        return await workflow.execute_child_workflow(call.workflow, *args, **options)
+
+    async def sleep(self, seconds: float) -> None:
+        """A durable timer."""
+        await workflow.sleep(timedelta(seconds=seconds))
+
+    async def wait_for_signal(self, name: str, timeout: float | None) -> Any:
+        """The next signal's payload; a timeout fails the step.
+
+        ``workflow.wait_for_signal`` returns ``None`` on timeout, so a ``None``
+        after the whole timeout has elapsed counts as a timeout.
+        """
+        if timeout is None:
+            return await workflow.wait_for_signal(name)
+        started = workflow.now()
+        payload = await workflow.wait_for_signal(name, timeout=timedelta(seconds=timeout))
+        if payload is None and (workflow.now() - started) >= timedelta(seconds=timeout):
+            raise StepError(f"timed out after {_describe_seconds(timeout)} waiting for signal {name!r}")
+        return payload
+
+    def info(self) -> Mapping[str, Any]:
+        """``workflow.*`` for expressions."""
+        info = workflow.info()
+        return {
+            "id": info.workflow_id,
+            "run_id": info.run_id,
+            "type": info.workflow_type,
+            "task_queue": info.task_queue,
+            "namespace": info.namespace,
+            "attempt": info.attempt,
+            "now": workflow.now().isoformat(),
+        }
+
+    def is_step_failure(self, error: BaseException) -> bool:
+        """Activity, child, timeout and DSL errors fail a step; anything else is a bug."""
+        return isinstance(error, (FailureError, StepError, ExpressionError, builtins.TimeoutError))
+
+    def describe(self, error: BaseException) -> tuple[str, str]:
+        """The error chain as one line, and the innermost error's type name."""
+        messages: list[str] = []
+        error_type = type(error).__name__
+        current: BaseException | None = error
+        while current is not None and len(messages) < 5:
+            text = getattr(current, "message", None) or str(current)
+            if text and text not in messages:
+                messages.append(text)
+            error_type = getattr(current, "type", None) or type(current).__name__
+            current = getattr(current, "cause", None) or current.__cause__
+        return ": ".join(messages) or error_type, str(error_type)
+
+
+def is_start_input(arg: Any) -> bool:
+    """True if ``arg`` is ``{"dag": <compiled DAG>, "inputs": ...}``."""
+    return (
+        isinstance(arg, Mapping)
+        and set(arg) == {"dag", "inputs"}
+        and isinstance(arg["dag"], Mapping)
+        and arg["dag"].get("format") == FORMAT
+    )
+
+
+async def interpret(arg: Any, loaded: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the DAG an execution was started with; return its outputs.
+
+    ``loaded`` is the DAG of the definition this worker registered, used (through
+    a side-effect marker) only when ``arg`` holds bare inputs.
+
+    Raises:
+        ApplicationError: wrong inputs (type ``DslInputError``), a failed step
+            (``DslStepFailed``) or outputs that could not be evaluated
+            (``DslOutputError``); all are non-retryable.
+    """
+    if is_start_input(arg):
+        dag_json: Mapping[str, Any] = arg["dag"]
+        given = arg["inputs"]
+    else:
+        dag_json = workflow.side_effect(lambda: dict(loaded))
+        given = arg
+    dag = dag_from_json(dag_json)
+    try:
+        inputs = check_inputs(dag, given)
+    except DslError as error:
+        raise ApplicationError(str(error), type=INPUT_ERROR, non_retryable=True) from None
+    try:
+        return await DagRun(dag, inputs, SdkExecutor(dag)).run()
+    except DagFailed as failed:
+        cause = failed.cause if isinstance(failed.cause, BaseException) else None
+        raise ApplicationError(
+            str(failed), {"step": failed.step, "compensated": failed.compensated},
+            type=STEP_FAILED, non_retryable=True, cause=cause,
+        ) from None
+    except ExpressionError as error:
+        raise ApplicationError(f"outputs: {error}", type=OUTPUT_ERROR, non_retryable=True) from None
+
+
+def make_definition(dsl_workflow: DslWorkflow) -> Any:
+    """A ``@workflow.defn(name=<the YAML name>)`` function interpreting this DAG."""
+    loaded = dsl_workflow.dag_json
+
+    async def run(arg: Any = None) -> dict[str, Any]:
+        return await interpret(arg, loaded)
+
+    run.__name__ = run.__qualname__ = f"dsl_{dsl_workflow.name}".replace(".", "_").replace("-", "_")
+    run.__doc__ = f"YAML workflow {dsl_workflow.name!r} ({dsl_workflow.file or 'text'})."
+    return workflow.defn(name=dsl_workflow.name)(run)
