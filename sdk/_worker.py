@@ -162,6 +162,11 @@ class Worker:
         """Run ids in the sticky cache, least recently used first."""
         return self._workflow_worker.cached_run_ids if self._workflow_worker is not None else []
 
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters: ``cache_hits`` (tasks resumed from the sticky cache), ``replays`` (runs rebuilt from history)."""
+        return dict(self._workflow_worker.stats) if self._workflow_worker is not None else {}
+
     async def run(self) -> None:
         """Serve until :meth:`shutdown` is called or this coroutine is cancelled; then shut down gracefully.
 

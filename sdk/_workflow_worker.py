@@ -121,6 +121,8 @@ class WorkflowWorker:
         self._poll_tasks: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._registered_names = ", ".join(sorted(definitions)) or "none"
+        #: Counters for tests and metrics: tasks resumed from the cache, runs replayed from history.
+        self.stats: collections.Counter[str] = collections.Counter()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -243,12 +245,14 @@ class WorkflowWorker:
                     entry = _CachedRun(instance=None)
             commands: list[pb.Command] | None = None
             if entry.instance is not None:
+                self.stats["cache_hits"] += 1
                 try:
                     commands = self._run_activation(entry.instance, new_events, task)
                 except _Stale:
                     self._evict(run_id, entry)
                     entry = _CachedRun(instance=None)
             if commands is None:
+                self.stats["replays"] += 1
                 events = await self._full_history(task, events)
                 started = events[0].workflow_execution_started_event_attributes
                 entry.instance = self._factory(

@@ -14,13 +14,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("controlplane.embedded")
-
-from controlplane.api import service_pb2 as svc  # noqa: E402
-from sdk import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow  # noqa: E402
-from sdk._payload_visitor import collect_payloads  # noqa: E402
-from sdk.converter import ZlibCodec  # noqa: E402
-from sdk.exceptions import (  # noqa: E402
+from controlplane.api import service_pb2 as svc
+from sdk import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from sdk._payload_visitor import collect_payloads
+from sdk.converter import ZlibCodec
+from sdk.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
@@ -375,9 +373,11 @@ async def test_async_activity_completion(client: Client, tq: str) -> None:
 
 
 async def test_fetch_history_json_round_trip(client: Client, tq: str) -> None:
-    async with worker(client, tq):
+    async with worker(client, tq) as w:
         h = await client.start_workflow(StepsWorkflow.run, "x", id="steps", task_queue=tq)
         assert await h.result() == "reserved-reserved-reserved-x"
+        # one replay (the first task), every later task resumed from the sticky cache
+        assert w.stats["replays"] == 1 and w.stats["cache_hits"] >= 6
     hist = await h.fetch_history()
     assert [e.event_id for e in hist.events] == list(range(1, len(hist.events) + 1))
     assert hist.events[0].event_type == "WorkflowExecutionStarted"
