@@ -222,13 +222,17 @@ class WorkflowInstance(RuntimeServices):
         tasks = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
         with self._on_loop(), self.mode("evicting"):
             for t in tasks:
-                t.cancel()
+                try:
+                    t.cancel()
+                except Exception:  # cleanup must not stop the eviction
+                    _log.debug("cancelling %r on eviction failed", t, exc_info=True)
             budget = 10_000
             while self._loop.has_ready() and budget:
                 budget -= 1
                 handle = self._loop._ready.popleft()
                 if not handle._cancelled:
                     handle._run()
+            self._fatal = None
         for t in tasks:
             t._log_destroy_pending = False  # type: ignore[attr-defined]
         self._loop.close()

@@ -72,7 +72,13 @@ class RuntimeServices:
     # ------------------------------------------------------------------ commands
 
     def add_command(self, entry: CommandEntry) -> None:
-        """Append a command to the current activation (refused in queries and validators)."""
+        """Append a command to the current activation (refused in queries and validators).
+
+        During eviction commands are discarded silently: cleanup code that cancels
+        handles must not fail, and nothing is sent any more.
+        """
+        if self._mode == "evicting":
+            return
         self.require_commands_allowed("this call")
         self._commands.append(entry)
 

@@ -168,7 +168,7 @@ async def all_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
         nonlocal remaining
         try:
             results[index] = await awaitable
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, GeneratorExit):
             raise
         except BaseException as error:  # noqa: BLE001 - handed to the caller below
             if not settled.done():
@@ -181,6 +181,10 @@ async def all_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
     tasks = [loop.create_task(one(index, item)) for index, item in enumerate(awaitables)]
     try:
         error = await settled
+    except GeneratorExit:  # the coroutine is being closed (eviction): no awaiting now
+        for task in tasks:
+            task.cancel()
+        raise
     except BaseException:
         await _cancel_all(tasks)
         raise

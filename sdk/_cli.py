@@ -1,0 +1,308 @@
+"""``spindle workflow ...`` and ``spindle namespace ...``: the CLI's client commands.
+
+Registered into the ``spindle`` command through the ``spindle.cli`` entry points.
+Every command talks to a server (``--address``, default 127.0.0.1:7233) or an
+embedded database (``--address embedded:PATH``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import sys
+from typing import Any, Awaitable, Callable
+
+from . import exceptions as E
+from ._client import Client, WorkflowExecutionDescription
+from ._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from ._history import History
+
+
+class _UserError(Exception):
+    pass
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--address", default="127.0.0.1:7233", help="server address, or embedded:PATH (default 127.0.0.1:7233)")
+    p.add_argument("--namespace", "-n", default="default", help="namespace (default 'default')")
+
+
+def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
+    _common(p)
+    p.add_argument("--workflow-id", "-w", required=True, help="workflow id")
+    if run:
+        p.add_argument("--run-id", "-r", default=None, help="run id (default: the latest run)")
+
+
+def _json_arg(value: str, flag: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError as e:
+        raise _UserError(f"{flag}: not valid JSON ({e.msg} at position {e.pos}): {value!r}") from None
+
+
+def _duration(value: str | None, flag: str) -> datetime.timedelta | None:
+    if value is None:
+        return None
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    for u in sorted(units, key=len, reverse=True):
+        if value.endswith(u):
+            try:
+                n = float(value[: -len(u)])
+            except ValueError:
+                break
+            if n < 0:
+                break
+            return datetime.timedelta(seconds=n * units[u])
+    raise _UserError(f"{flag}: {value!r} is not a duration (examples: 90s, 5m, 2h, 14d)")
+
+
+def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Callable[[argparse.Namespace], int]:
+    def go(args: argparse.Namespace) -> int:
+        async def main() -> int:
+            client = await Client.connect(args.address, namespace=args.namespace)
+            try:
+                return await coro_fn(args, client)
+            finally:
+                await client.close()
+
+        try:
+            return asyncio.run(main())
+        except _UserError as e:
+            print(f"spindle: error: {e}", file=sys.stderr)
+            return 2
+        except (E.RPCError, E.WorkflowFailureError, E.QueryFailedError, E.UpdateFailedError) as e:
+            print(f"spindle: error: {e}", file=sys.stderr)
+            return 1
+        except OSError as e:
+            print(f"spindle: error: cannot reach {args.address}: {e}", file=sys.stderr)
+            return 1
+
+    return go
+
+
+def _describe_dict(d: WorkflowExecutionDescription) -> dict[str, Any]:
+    return {
+        "workflow_id": d.id, "run_id": d.run_id, "workflow_type": d.workflow_type, "task_queue": d.task_queue,
+        "status": d.status.name if d.status else None,
+        "start_time": d.start_time.isoformat() if d.start_time else None,
+        "close_time": d.close_time.isoformat() if d.close_time else None,
+        "history_length": d.history_length, "memo": dict(d.memo), "search_attributes": dict(d.search_attributes),
+        "pending_activities": [
+            {"activity_id": a.activity_id, "activity_type": a.activity_type, "state": a.state, "attempt": a.attempt}
+            for a in d.pending_activities],
+    }
+
+
+# ---------------------------------------------------------------------- workflow
+async def _start(args: argparse.Namespace, client: Client) -> int:
+    inputs = [_json_arg(v, "--input") for v in args.input]
+    handle = await client.start_workflow(
+        args.type, *inputs, id=args.workflow_id, task_queue=args.task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy[args.id_reuse_policy],
+        id_conflict_policy=WorkflowIDConflictPolicy[args.id_conflict_policy],
+        execution_timeout=_duration(args.execution_timeout, "--execution-timeout"),
+        run_timeout=_duration(args.run_timeout, "--run-timeout"),
+        start_delay=_duration(args.start_delay, "--start-delay"))
+    print(json.dumps({"workflow_id": handle.id, "run_id": handle.run_id}))
+    return 0
+
+
+async def _signal(args: argparse.Namespace, client: Client) -> int:
+    inputs = [_json_arg(v, "--input") for v in args.input]
+    await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).signal(args.name, *inputs)
+    print("signal sent")
+    return 0
+
+
+async def _query(args: argparse.Namespace, client: Client) -> int:
+    inputs = [_json_arg(v, "--input") for v in args.input]
+    result = await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).query(args.name, *inputs)
+    print(json.dumps(result, default=str))
+    return 0
+
+
+async def _cancel(args: argparse.Namespace, client: Client) -> int:
+    await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).cancel(args.reason)
+    print("cancellation requested")
+    return 0
+
+
+async def _terminate(args: argparse.Namespace, client: Client) -> int:
+    await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).terminate(args.reason)
+    print("terminated")
+    return 0
+
+
+async def _describe(args: argparse.Namespace, client: Client) -> int:
+    d = await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).describe()
+    print(json.dumps(_describe_dict(d), indent=2, default=str))
+    return 0
+
+
+async def _show(args: argparse.Namespace, client: Client) -> int:
+    history = await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).fetch_history()
+    if args.output == "json":
+        print(history.to_json())
+        return 0
+    print(f"workflow {history.workflow_id} run {history.run_id}: {len(history.events)} events")
+    for e in history.events:
+        print(f"{e.event_id:>5}  {e.event_time.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]}  {e.event_type:<44} {_summary(e.attributes)}")
+    return 0
+
+
+def _summary(attrs: dict[str, Any]) -> str:
+    keys = ("workflow_type", "activity_type", "activity_id", "timer_id", "signal_name", "marker_name", "workflow_id",
+            "attempt", "retry_state", "cause", "reason", "update_id", "start_to_fire_timeout_ms")
+    parts = [f"{k}={attrs[k]}" for k in keys if k in attrs]
+    failure = attrs.get("failure")
+    if isinstance(failure, dict) and failure.get("message"):
+        parts.append(f"failure={failure['message']!r}")
+    return " ".join(parts)
+
+
+async def _list(args: argparse.Namespace, client: Client) -> int:
+    rows = []
+    async for d in client.list_workflows(args.query, page_size=min(args.limit, 1000)):
+        rows.append(d)
+        if len(rows) >= args.limit:
+            break
+    if args.output == "json":
+        print(json.dumps([_describe_dict(d) for d in rows], indent=2, default=str))
+        return 0
+    print(f"{'WORKFLOW ID':<36} {'TYPE':<24} {'STATUS':<16} START")
+    for d in rows:
+        start = d.start_time.strftime("%Y-%m-%d %H:%M:%S") if d.start_time else ""
+        print(f"{d.id:<36} {d.workflow_type:<24} {(d.status.name if d.status else ''):<16} {start}")
+    return 0
+
+
+def register_workflow(sub: Any) -> None:
+    """Add ``spindle workflow ...``."""
+    p = sub.add_parser("workflow", help="start, signal, query, cancel, terminate, describe, show and list executions")
+    ws = p.add_subparsers(dest="workflow_cmd", required=True, metavar="COMMAND")
+    s = ws.add_parser("start", help="start a workflow")
+    _wf(s, run=False)
+    s.add_argument("--type", required=True, help="workflow type name")
+    s.add_argument("--task-queue", "-t", required=True, help="task queue")
+    s.add_argument("--input", "-i", action="append", default=[], help="a JSON argument (repeat for several)")
+    s.add_argument("--id-reuse-policy", default="ALLOW_DUPLICATE", choices=[p.name for p in WorkflowIDReusePolicy])
+    s.add_argument("--id-conflict-policy", default="FAIL", choices=[p.name for p in WorkflowIDConflictPolicy])
+    s.add_argument("--execution-timeout", help="e.g. 1h")
+    s.add_argument("--run-timeout", help="e.g. 30m")
+    s.add_argument("--start-delay", help="e.g. 10s")
+    s.set_defaults(func=_run(_start))
+    g = ws.add_parser("signal", help="send a signal")
+    _wf(g)
+    g.add_argument("--name", required=True, help="signal name")
+    g.add_argument("--input", "-i", action="append", default=[], help="a JSON argument (repeat for several)")
+    g.set_defaults(func=_run(_signal))
+    q = ws.add_parser("query", help="query a workflow")
+    _wf(q)
+    q.add_argument("--name", required=True, help="query name")
+    q.add_argument("--input", "-i", action="append", default=[], help="a JSON argument (repeat for several)")
+    q.set_defaults(func=_run(_query))
+    c = ws.add_parser("cancel", help="request cancellation")
+    _wf(c)
+    c.add_argument("--reason", default="", help="why")
+    c.set_defaults(func=_run(_cancel))
+    t = ws.add_parser("terminate", help="terminate at once (no cleanup runs)")
+    _wf(t)
+    t.add_argument("--reason", default="", help="why")
+    t.set_defaults(func=_run(_terminate))
+    d = ws.add_parser("describe", help="status and pending work of a run")
+    _wf(d)
+    d.set_defaults(func=_run(_describe))
+    h = ws.add_parser("show", help="print a run's history")
+    _wf(h)
+    h.add_argument("--output", "-o", choices=["table", "json"], default="table")
+    h.set_defaults(func=_run(_show))
+    ls = ws.add_parser("list", help="list executions matching a query")
+    _common(ls)
+    ls.add_argument("--query", "-q", default="", help="list filter, e.g. \"WorkflowType = 'Order' AND ExecutionStatus = 'Running'\"")
+    ls.add_argument("--limit", type=int, default=100)
+    ls.add_argument("--output", "-o", choices=["table", "json"], default="table")
+    ls.set_defaults(func=_run(_list))
+
+
+# ---------------------------------------------------------------------- namespace
+def _ns_dict(n: Any) -> dict[str, Any]:
+    return {"name": n.name, "id": n.id, "description": n.description, "owner_email": n.owner_email,
+            "retention_days": n.retention.total_seconds() / 86400 if n.retention else None,
+            "search_attributes": dict(n.search_attributes), "archival_uri": n.archival_uri}
+
+
+def _sa_arg(values: list[str]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise _UserError(f"--search-attribute: expected NAME=TYPE, got {v!r}")
+        k, t = v.split("=", 1)
+        out[k] = t
+    return out
+
+
+async def _ns_create(args: argparse.Namespace, client: Client) -> int:
+    n = await client.create_namespace(args.name, retention=_duration(args.retention, "--retention"),
+                                      description=args.description, owner_email=args.owner_email,
+                                      search_attributes=_sa_arg(args.search_attribute), archival_uri=args.archival_uri)
+    print(json.dumps(_ns_dict(n), indent=2))
+    return 0
+
+
+async def _ns_describe(args: argparse.Namespace, client: Client) -> int:
+    print(json.dumps(_ns_dict(await client.describe_namespace(args.name)), indent=2))
+    return 0
+
+
+async def _ns_list(args: argparse.Namespace, client: Client) -> int:
+    print(json.dumps([_ns_dict(n) for n in await client.list_namespaces()], indent=2))
+    return 0
+
+
+async def _ns_update(args: argparse.Namespace, client: Client) -> int:
+    n = await client.update_namespace(args.name, description=args.description, owner_email=args.owner_email,
+                                      retention=_duration(args.retention, "--retention"),
+                                      search_attributes=_sa_arg(args.search_attribute) if args.search_attribute else None,
+                                      archival_uri=args.archival_uri)
+    print(json.dumps(_ns_dict(n), indent=2))
+    return 0
+
+
+async def _ns_delete(args: argparse.Namespace, client: Client) -> int:
+    n = await client.delete_namespace(args.name, force=args.force)
+    print(f"namespace {args.name} deleted ({n} running execution(s) terminated)")
+    return 0
+
+
+def register_namespace(sub: Any) -> None:
+    """Add ``spindle namespace ...``."""
+    p = sub.add_parser("namespace", help="create, describe, list, update and delete namespaces")
+    ns = p.add_subparsers(dest="namespace_cmd", required=True, metavar="COMMAND")
+    for verb, fn in (("create", _ns_create), ("update", _ns_update)):
+        c = ns.add_parser(verb, help=f"{verb} a namespace")
+        _common(c)
+        c.add_argument("name")
+        c.add_argument("--retention", default=None, help="how long closed executions are kept, e.g. 7d")
+        c.add_argument("--description", default=None if verb == "update" else "")
+        c.add_argument("--owner-email", default=None if verb == "update" else "")
+        c.add_argument("--archival-uri", default=None if verb == "update" else "")
+        c.add_argument("--search-attribute", action="append", default=[], help="NAME=TYPE (Keyword, Text, Int, ...)")
+        c.set_defaults(func=_run(fn))
+    d = ns.add_parser("describe", help="describe a namespace")
+    _common(d)
+    d.add_argument("name")
+    d.set_defaults(func=_run(_ns_describe))
+    ls = ns.add_parser("list", help="list namespaces")
+    _common(ls)
+    ls.set_defaults(func=_run(_ns_list))
+    de = ns.add_parser("delete", help="delete a namespace")
+    _common(de)
+    de.add_argument("name")
+    de.add_argument("--force", action="store_true", help="terminate running executions first")
+    de.set_defaults(func=_run(_ns_delete))
+
+
+__all__ = ["register_namespace", "register_workflow", "History"]
