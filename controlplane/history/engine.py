@@ -43,5 +43,31 @@ class HistoryEngine(
     def on_outstanding(self, fn: Callable[[int], Any]) -> None:
         self._outstanding_listeners.append(fn)
 
+    def is_idle(self) -> bool:
+        """No task handed to a worker is unfinished, no task waits in a queue, no write is in flight.
+
+        (Query tasks do not count.) The time-skipping test environment moves the clock
+        only when this holds.
+        """
+        if self.outstanding_tasks or self.matching.total_backlog(ignore_queries=True):
+            return False
+        return not any(not t.done() for t in self._background)
+
+    async def next_timer_ms(self) -> int | None:
+        """The fire time of the earliest durable timer of any shard, or None when there is none."""
+        best: int | None = None
+        for shard in self.shards.values():
+            if shard.timer_heap:
+                best = shard.timer_heap[0][0] if best is None else min(best, shard.timer_heap[0][0])
+            rows = await self.store.load_timer_tasks(shard.shard_id, 2**62, shard.timer_cursor, 1)
+            if rows:
+                best = rows[0].fire_time_ms if best is None else min(best, rows[0].fire_time_ms)
+        return best
+
+    def wake_timers(self) -> None:
+        """Re-check due timers now (after the clock moved)."""
+        for shard in self.shards.values():
+            shard.timer_wake.set()
+
 
 __all__ = ["HistoryEngine"]

@@ -158,8 +158,10 @@ class Matching:
         except ValueError:
             return False
 
-    def total_backlog(self) -> int:
-        return sum(q.backlog for q in self._queues.values())
+    def total_backlog(self, *, ignore_queries: bool = False) -> int:
+        if not ignore_queries:
+            return sum(q.backlog for q in self._queues.values())
+        return sum(1 for q in self._queues.values() for t in q.tasks if t.kind != KIND_QUERY)
 
     def queues(self) -> list[TaskQueue]:
         return list(self._queues.values())

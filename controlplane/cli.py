@@ -1,0 +1,123 @@
+"""The ``spindle`` command line.
+
+``spindle server start-dev`` runs the control plane on a SQLite file. Other command
+groups (``workflow``, ``namespace``, ``dsl``, ``replay``, ...) are contributed by the
+SDK and other packages through the ``spindle.cli`` entry-point group, so that this
+package does not depend on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from importlib.metadata import entry_points
+from typing import Any, Callable
+
+from controlplane.config import ServerConfig
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _add_server(sub: Any) -> None:
+    server = sub.add_parser("server", help="run the control plane")
+    ssub = server.add_subparsers(dest="server_cmd", required=True, metavar="COMMAND")
+    dev = ssub.add_parser("start-dev", help="one process on a SQLite file (127.0.0.1:7233, namespace 'default')")
+    dev.add_argument("--db", default="spindle.db", help="SQLite file (created if missing; default ./spindle.db)")
+    dev.add_argument("--port", type=int, default=7233, help="gRPC port (default 7233; 0 picks a free one)")
+    dev.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    dev.add_argument("--namespace", action="append", default=[], help="extra namespace(s) to create at start")
+    dev.add_argument("--shards", type=int, default=ServerConfig.num_shards, help="history shards (fixed per database)")
+    dev.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    dev.set_defaults(func=_start_dev)
+    start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
+    start.add_argument("--config", required=True, help="YAML configuration file")
+    start.set_defaults(func=_start_cluster)
+
+
+def _start_dev(args: argparse.Namespace) -> int:
+    if args.port < 0 or args.port > 65535:
+        raise CliError(f"--port: {args.port} is not a port number (0-65535)")
+    if args.shards < 1:
+        raise CliError(f"--shards: must be at least 1, got {args.shards}")
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return asyncio.run(_run_dev(args))
+
+
+async def _run_dev(args: argparse.Namespace) -> int:
+    from controlplane.server import ControlPlane, FileLock, LockedError, serve
+    from controlplane.store.sqlite import SqliteStore
+
+    db = os.path.abspath(args.db)
+    lock = FileLock(db)
+    try:
+        lock.acquire()
+    except LockedError as e:
+        raise CliError(str(e)) from None
+    cfg = ServerConfig(num_shards=args.shards)
+    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg)
+    try:
+        try:
+            await cp.start()
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        for ns in args.namespace:
+            await cp.namespaces.ensure(ns)
+        try:
+            server, port = await serve(cp, args.ip, args.port)
+        except (OSError, RuntimeError) as e:
+            raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
+        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default')", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(s, stop.set)
+        await stop.wait()
+        await server.stop(grace=2)
+        return 0
+    finally:
+        await cp.stop()
+        lock.release()
+
+
+def _start_cluster(args: argparse.Namespace) -> int:
+    try:
+        from controlplane.cluster import run_from_config  # type: ignore[import-not-found]
+    except ImportError:
+        raise CliError("cluster mode (Cloud Spanner) is not available in this build") from None
+    return int(run_from_config(args.config))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spindle", description="Spindle: durable workflows for Python.")
+    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    _add_server(sub)
+    for ep in sorted(entry_points(group="spindle.cli"), key=lambda e: e.name):
+        try:
+            register: Callable[[Any], None] = ep.load()
+        except Exception as e:  # noqa: BLE001 - a broken plugin must not break the whole CLI
+            print(f"spindle: warning: command group {ep.name!r} failed to load: {e}", file=sys.stderr)
+            continue
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CliError as e:
+        print(f"spindle: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
