@@ -8,6 +8,7 @@ returns it in the response, and it is handed straight to the workflow half.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import dataclasses
 import datetime
@@ -149,6 +150,8 @@ class ActivityWorker:
         self._contexts: dict[bytes, ActivityContext] = {}
         self._stopping = False
         self._cancel_all = False
+        #: Counters for tests and metrics: attempts started from polls and eagerly.
+        self.stats: collections.Counter[str] = collections.Counter()
         self._poll_tasks: list[asyncio.Task[None]] = []
 
     # ------------------------------------------------------------------ lifecycle
@@ -194,6 +197,7 @@ class ActivityWorker:
         if task is None or not task.task_token:
             self.slots.release()
             return
+        self.stats["eager"] += 1
         self._spawn(task)
 
     # ------------------------------------------------------------------ polling
@@ -222,6 +226,7 @@ class ActivityWorker:
             if not task.task_token:
                 self.slots.release()
                 continue
+            self.stats["polled"] += 1
             self._spawn(task)
 
     def _spawn(self, task: svc.PollActivityTaskQueueResponse) -> None:

@@ -467,10 +467,10 @@ class Client:
             workflow_id_conflict_policy=int(id_conflict_policy),  # type: ignore[arg-type]
             workflow_start_delay_ms=_ms(start_delay),
         )
-        if memo:
-            start.memo.fields.update(self._payload_map(memo))
-        if search_attributes:
-            start.search_attributes.indexed_fields.update(self._payload_map(search_attributes))
+        for k, v in self._payload_map(memo).items():
+            start.memo.fields[k].CopyFrom(v)
+        for k, v in self._payload_map(search_attributes).items():
+            start.search_attributes.indexed_fields[k].CopyFrom(v)
         try:
             if start_signal is not None:
                 signal_name, _ = _handler(start_signal, _SIGNAL_ATTR)

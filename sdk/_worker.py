@@ -164,8 +164,14 @@ class Worker:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Counters: ``cache_hits`` (tasks resumed from the sticky cache), ``replays`` (runs rebuilt from history)."""
-        return dict(self._workflow_worker.stats) if self._workflow_worker is not None else {}
+        """Counters: ``cache_hits`` (workflow tasks resumed from the sticky cache), ``replays`` (runs
+        rebuilt from history), ``activities_polled`` and ``activities_eager`` (attempts started)."""
+        out: dict[str, int] = {}
+        if self._workflow_worker is not None:
+            out.update(self._workflow_worker.stats)
+        if self._activity_worker is not None:
+            out.update({f"activities_{k}": v for k, v in self._activity_worker.stats.items()})
+        return out
 
     async def run(self) -> None:
         """Serve until :meth:`shutdown` is called or this coroutine is cancelled; then shut down gracefully.

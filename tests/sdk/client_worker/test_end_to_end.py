@@ -441,3 +441,99 @@ async def test_child_failure_is_child_workflow_error(client: Client, tq: str) ->
     async with Worker(client, task_queue=tq, workflows=[failing_child, catching_parent]):
         assert await client.execute_workflow(catching_parent, id="catcher", task_queue=tq) == \
             "caught ApplicationError: child broke"
+
+
+@activity.defn
+async def resumes(total: int) -> list[Any]:
+    info = activity.info()
+    start = info.heartbeat_details[0] if info.heartbeat_details else 0
+    for i in range(start, total):
+        activity.heartbeat(i + 1)
+        if info.attempt == 1 and i == 2:
+            raise RuntimeError("crash mid-way")
+    return [info.attempt, start]
+
+
+@activity.defn
+async def waits_for_cancel() -> str:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(0.02)
+
+
+@workflow.defn
+class HeartbeatWorkflow:
+    @workflow.run
+    async def run(self) -> list[Any]:
+        return await workflow.execute_activity(resumes, 5, start_to_close_timeout=FAST,
+                                               heartbeat_timeout=timedelta(seconds=5), retry_policy=QUICK_RETRY)
+
+
+@workflow.defn
+class CancelActivityWorkflow:
+    @workflow.run
+    async def run(self) -> str:
+        handle = workflow.start_activity(waits_for_cancel, start_to_close_timeout=FAST,
+                                         heartbeat_timeout=timedelta(seconds=1))
+        await workflow.sleep(timedelta(milliseconds=200))
+        handle.cancel()
+        try:
+            await handle
+            outcome = "activity completed"
+        except ActivityError as e:
+            outcome = f"activity ended: {type(e.cause).__name__}"
+        except asyncio.CancelledError:
+            outcome = "activity ended: CancelledError"
+        # stay open long enough for the worker to see the cancel on a heartbeat and report it
+        await workflow.sleep(timedelta(milliseconds=600))
+        return outcome
+
+
+async def test_retry_resumes_from_heartbeat_details(client: Client, tq: str) -> None:
+    async with Worker(client, task_queue=tq, workflows=[HeartbeatWorkflow], activities=[resumes]):
+        # attempt 1 heartbeated 1, 2, 3 then failed; attempt 2 starts from the last details
+        assert await client.execute_workflow(HeartbeatWorkflow.run, id="hb", task_queue=tq) == [2, 3]
+
+
+async def test_workflow_cancels_a_running_activity(client: Client, tq: str) -> None:
+    async with Worker(client, task_queue=tq, workflows=[CancelActivityWorkflow], activities=[waits_for_cancel]):
+        result = await client.execute_workflow(CancelActivityWorkflow.run, id="cancel-act", task_queue=tq)
+    assert result == "activity ended: CancelledError"
+    hist = await client.get_workflow_handle("cancel-act").fetch_history()
+    assert any(e.event_type == "ActivityTaskCanceled" for e in hist.events)
+
+
+async def test_namespaces_and_search_attributes(client: Client, tq: str) -> None:
+    ns = await client.create_namespace("shop", retention=timedelta(days=3), description="orders",
+                                       search_attributes={"CustomerId": "Keyword"})
+    assert ns.name == "shop" and ns.retention == timedelta(days=3)
+    assert ns.search_attributes == {"CustomerId": "Keyword"}
+    from sdk.exceptions import NamespaceNotFoundError, RPCError
+
+    with pytest.raises(RPCError) as ei:
+        await client.create_namespace("shop")
+    assert ei.value.status == "ALREADY_EXISTS"
+    with pytest.raises(NamespaceNotFoundError):
+        await client.describe_namespace("nope")
+    updated = await client.update_namespace("shop", description="all orders")
+    assert updated.description == "all orders" and updated.retention == timedelta(days=3)
+    assert "shop" in [n.name for n in await client.list_namespaces()]
+
+    shop = Client(client.stub, namespace="shop")
+    await shop.add_search_attributes({"Tier": "Int"})
+    assert (await shop.describe_namespace()).search_attributes == {"CustomerId": "Keyword", "Tier": "Int"}
+    async with Worker(shop, task_queue=tq, workflows=[WaitsWorkflow]):
+        h = await shop.start_workflow(WaitsWorkflow.run, id="sa", task_queue=tq, memo={"note": "hi"},
+                                      search_attributes={"CustomerId": "c-42", "Tier": 2})
+        desc = await h.describe()
+        assert desc.memo == {"note": "hi"}
+        assert desc.search_attributes["CustomerId"] == "c-42"
+
+        async def found() -> None:
+            assert [w.id async for w in shop.list_workflows("CustomerId = 'c-42'")] == ["sa"]
+
+        await eventually(found)
+        with pytest.raises(RPCError) as ei:
+            await shop.delete_namespace("shop")
+        assert ei.value.status == "FAILED_PRECONDITION"
+        assert await shop.delete_namespace("shop", force=True) == 1
