@@ -537,3 +537,25 @@ async def test_namespaces_and_search_attributes(client: Client, tq: str) -> None
             await shop.delete_namespace("shop")
         assert ei.value.status == "FAILED_PRECONDITION"
         assert await shop.delete_namespace("shop", force=True) == 1
+
+
+async def test_signal_with_start_and_worker_restart(client: Client, tq: str) -> None:
+    # a worker that stopped (its long polls cancelled) must not swallow later tasks
+    async with worker(client, tq):
+        pass
+    h = await client.start_workflow(OrderWorkflow.run, Order("o9", 1), id="sws", task_queue=tq,
+                                    start_signal=OrderWorkflow.mark_shipped)
+    h2 = await client.start_workflow(OrderWorkflow.run, Order("o9", 1), id="sws", task_queue=tq,
+                                     start_signal="mark_shipped")
+    assert h2.run_id == h.run_id  # signal-with-start reuses the running execution
+    async with worker(client, tq):
+        assert await asyncio.wait_for(h.result(), 5) == ["reserved-o9", 100, "shipped-o9"]
+    hist = await h.fetch_history()
+    assert len([e for e in hist.events if e.event_type == "WorkflowExecutionSignaled"]) == 2
+
+
+def test_public_exports_resolve() -> None:
+    import sdk
+
+    for name in sdk.__all__:
+        assert getattr(sdk, name) is not None, name
