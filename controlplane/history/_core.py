@@ -84,6 +84,7 @@ class EngineCore:
         self._stopping = False
         self.identity = "spindle-history"
         self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
+        self.in_flight = 0  # commits and timer firings under way (the time-skipping clock waits for zero)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -275,6 +276,7 @@ class EngineCore:
             m.current = None
             m.also.append(m2)
         if not m.is_empty():
+            self.in_flight += 1
             try:
                 await self.store.apply(m)
             except ShardOwnershipLostError as e:
@@ -285,6 +287,8 @@ class EngineCore:
                 if txn.new_run is not None:
                     self.evict(txn.new_run[0])
                 raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
+            finally:
+                self.in_flight -= 1
         if m.execution is not None:
             st.db_version += 1
         if txn.new_run is not None:
@@ -437,7 +441,11 @@ class EngineCore:
                 while shard.timer_heap and shard.timer_heap[0][0] <= now:
                     due.append(heapq.heappop(shard.timer_heap)[2])
                 if due:
-                    await asyncio.gather(*(self._fire_timer(shard, t) for t in due))
+                    self.in_flight += 1
+                    try:
+                        await asyncio.gather(*(self._fire_timer(shard, t) for t in due))
+                    finally:
+                        self.in_flight -= 1
                     continue
                 next_fire = shard.timer_heap[0][0] if shard.timer_heap else shard.timer_loaded_until - window_ms // 2
                 shard.timer_wake.clear()

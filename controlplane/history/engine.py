@@ -44,12 +44,12 @@ class HistoryEngine(
         self._outstanding_listeners.append(fn)
 
     def is_idle(self) -> bool:
-        """No task handed to a worker is unfinished, no task waits in a queue, no write is in flight.
+        """No task handed to a worker is unfinished, no task waits in a queue, no write or timer firing is in flight.
 
         (Query tasks do not count.) The time-skipping test environment moves the clock
         only when this holds.
         """
-        if self.outstanding_tasks or self.matching.total_backlog(ignore_queries=True):
+        if self.outstanding_tasks or self.in_flight or self.matching.total_backlog(ignore_queries=True):
             return False
         return not any(not t.done() for t in self._background)
 
