@@ -113,7 +113,7 @@ def _handler(target: Any, attr: str) -> tuple[str, Any]:
     return str(d.name), d.handler.return_type
 
 
-def _sa_type_value(t: Any) -> int:
+def _sa_type_value(t: Any) -> Any:
     if isinstance(t, int):
         return t
     s = str(t)

@@ -372,7 +372,7 @@ class DataConverter:
             result.retry_state = _retry_state_name(c.retry_state)  # type: ignore[attr-defined]
             result.initiated_event_id = c.initiated_event_id  # type: ignore[attr-defined]
             result.started_event_id = c.started_event_id  # type: ignore[attr-defined]
-        result.stack_trace = f.stack_trace  # type: ignore[attr-defined]
+        result.stack_trace = f.stack_trace
         return result
 
 
@@ -388,7 +388,7 @@ def _cause_of(exc: BaseException) -> BaseException | None:
     return exc.__cause__
 
 
-def _enum_value(enum_type: Any, prefix: str, name: str | None) -> int:
+def _enum_value(enum_type: Any, prefix: str, name: str | None) -> Any:
     """Map ``"HEARTBEAT"`` (or ``"TIMEOUT_TYPE_HEARTBEAT"``) to its proto enum number; unknown -> 0."""
     if not name:
         return 0

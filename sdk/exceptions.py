@@ -51,6 +51,8 @@ class FailureError(SpindleError):
     def __init__(self, message: str = "", *, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.message = message
+        #: For an error rebuilt from a ``Failure``: the stack trace where it was raised remotely.
+        self.stack_trace: str = ""
         self._cause = cause
         if cause is not None:
             self.__cause__ = cause
