@@ -69,7 +69,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _validate(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _validate(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     failed = False
     for path in args.files:
         try:
@@ -87,7 +88,8 @@ def _validate(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = 
     return 1 if failed else 0
 
 
-def _graph(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _graph(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     workflow = _load_or_report(args.file, err)
     if workflow is None:
         return 1
@@ -125,7 +127,8 @@ def _activities(modules: Sequence[str]) -> list[Any]:
     return found
 
 
-def _run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     workflow = _load_or_report(args.file, err)
     if workflow is None:
         return 1
