@@ -376,7 +376,7 @@ class EngineCore:
             else:
                 self.ack_transfer(src[1], src[2])
         elif src[0] == "b":
-            m.backlog_delete.append((src[1], src[2], src[3], src[4]))
+            m.backlog_delete.append((src[1], src[2], src[3], src[4], src[5]))
         ref.source = None
 
     async def _persist_backlog(self, ref: TaskRef, q: TaskQueue) -> None:
@@ -385,10 +385,10 @@ class EngineCore:
         data = Task("bl", ref.namespace_id, ref.workflow_id, ref.run_id, ref.event_id, ref.attempt).encode()
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
         src = ref.source
-        m.backlog_insert = [BacklogTask(ref.namespace_id, q.name, q.kind, task_id, data)]
+        m.backlog_insert = [BacklogTask(ref.namespace_id, q.name, q.kind, shard.shard_id, task_id, data)]
         if src and src[0] == "t":
             m.transfer_delete.append(src[2]) if src[1] == shard.shard_id else self.ack_transfer(src[1], src[2])
-        ref.source = ("b", ref.namespace_id, q.name, q.kind, task_id)
+        ref.source = ("b", ref.namespace_id, q.name, q.kind, shard.shard_id, task_id)
         try:
             await self.store.apply(m)
         except StoreError as e:
@@ -400,7 +400,7 @@ class EngineCore:
         for r in rows:
             t = Task.decode(r.data)
             ref = TaskRef(kind, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
-                          ("b", namespace_id, queue_name, kind, r.task_id))
+                          ("b", namespace_id, queue_name, kind, r.shard_id, r.task_id))
             self.matching.queue(namespace_id, queue_name, kind).push(ref)
 
     # ------------------------------------------------------------------ timers

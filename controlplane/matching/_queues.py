@@ -33,7 +33,7 @@ class TaskRef:
     run_id: str
     event_id: int = 0
     attempt: int = 0
-    source: tuple[Any, ...] | None = None  # ("t", shard_id, task_id) | ("b", ns_id, queue, kind, task_id)
+    source: tuple[Any, ...] | None = None  # ("t", shard_id, task_id) | ("b", ns_id, queue, kind, shard_id, task_id)
     query: Any = None  # a pending query (engine object) for KIND_QUERY
 
 

@@ -79,6 +79,7 @@ class BacklogTask:
     namespace_id: str
     task_queue: str
     kind: int  # 0 workflow task, 1 activity task
+    shard_id: int  # task ids are unique per shard; (shard_id, task_id) is unique per queue
     task_id: int
     data: str
 
@@ -122,7 +123,8 @@ class Mutation:
     timer_insert: list[TimerTask] = field(default_factory=list)
     timer_delete: list[tuple[int, int]] = field(default_factory=list)
     backlog_insert: list[BacklogTask] = field(default_factory=list)
-    backlog_delete: list[tuple[str, str, int, int]] = field(default_factory=list)
+    #: (namespace_id, task_queue, kind, shard_id, task_id)
+    backlog_delete: list[tuple[str, str, int, int, int]] = field(default_factory=list)
     visibility: list[VisibilityRow] = field(default_factory=list)
     visibility_delete: list[tuple[str, str]] = field(default_factory=list)  # (namespace_id, run_id)
     #: Delete a whole execution (retention): (namespace_id, workflow_id, run_id).

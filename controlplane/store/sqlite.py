@@ -64,8 +64,9 @@ CREATE TABLE IF NOT EXISTS timer_tasks (
   shard_id INTEGER NOT NULL, fire_time_ms INTEGER NOT NULL, task_id INTEGER NOT NULL, data TEXT NOT NULL,
   PRIMARY KEY (shard_id, fire_time_ms, task_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS task_backlog (
-  namespace_id TEXT NOT NULL, task_queue TEXT NOT NULL, kind INTEGER NOT NULL, task_id INTEGER NOT NULL,
-  data TEXT NOT NULL, PRIMARY KEY (namespace_id, task_queue, kind, task_id)) WITHOUT ROWID;
+  namespace_id TEXT NOT NULL, task_queue TEXT NOT NULL, kind INTEGER NOT NULL, shard_id INTEGER NOT NULL,
+  task_id INTEGER NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (namespace_id, task_queue, kind, shard_id, task_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS visibility (
   namespace_id TEXT NOT NULL, run_id TEXT NOT NULL, workflow_id TEXT NOT NULL, workflow_type TEXT NOT NULL,
   status INTEGER NOT NULL, task_queue TEXT NOT NULL, start_time_ms INTEGER NOT NULL, close_time_ms INTEGER,
@@ -420,7 +421,7 @@ class SqliteStore(Store):
     async def load_backlog(self, namespace_id: str, task_queue: str, kind: int, limit: int) -> list[BacklogTask]:
         rows = await self._read(
             lambda c: c.execute(
-                "SELECT namespace_id, task_queue, kind, task_id, data FROM task_backlog "
+                "SELECT namespace_id, task_queue, kind, shard_id, task_id, data FROM task_backlog "
                 "WHERE namespace_id=? AND task_queue=? AND kind=? ORDER BY task_id LIMIT ?",
                 (namespace_id, task_queue, kind, limit),
             ).fetchall()
@@ -593,12 +594,13 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
         )
     if m.backlog_insert:
         conn.executemany(
-            "INSERT INTO task_backlog (namespace_id, task_queue, kind, task_id, data) VALUES (?,?,?,?,?)",
-            [(b.namespace_id, b.task_queue, b.kind, b.task_id, b.data) for b in m.backlog_insert],
+            "INSERT INTO task_backlog (namespace_id, task_queue, kind, shard_id, task_id, data) VALUES (?,?,?,?,?,?)",
+            [(b.namespace_id, b.task_queue, b.kind, b.shard_id, b.task_id, b.data) for b in m.backlog_insert],
         )
     if m.backlog_delete:
         conn.executemany(
-            "DELETE FROM task_backlog WHERE namespace_id=? AND task_queue=? AND kind=? AND task_id=?", m.backlog_delete
+            "DELETE FROM task_backlog WHERE namespace_id=? AND task_queue=? AND kind=? AND shard_id=? AND task_id=?",
+            m.backlog_delete,
         )
     if m.visibility:
         conn.executemany(
