@@ -17,7 +17,7 @@ import uuid as _uuid
 
 from collections.abc import Callable, Mapping, MutableMapping
 from datetime import datetime, timedelta
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 from controlplane.api import messages_pb2 as pb
 from sdk.exceptions import TimeoutError, WorkflowContextError
@@ -45,7 +45,7 @@ T = TypeVar("T")
 def _maybe_instance() -> WorkflowInstance | None:
     loop = asyncio.events._get_running_loop()
     if isinstance(loop, WorkflowEventLoop):
-        return loop.instance  # type: ignore[no-any-return]
+        return loop.instance
     return None
 
 
@@ -299,8 +299,8 @@ async def start_child_workflow(
     attrs = pb.StartChildWorkflowExecutionCommandAttributes(
         workflow_id=id or "", workflow_type=name, task_queue=task_queue or "",
         input=conv.to_payloads(list(args)), execution_timeout_ms=_ms(execution_timeout),
-        run_timeout_ms=_ms(run_timeout), parent_close_policy=int(parent_close_policy or 0),
-        workflow_id_reuse_policy=int(id_reuse_policy or 0),
+        run_timeout_ms=_ms(run_timeout), parent_close_policy=cast(Any, int(parent_close_policy or 0)),
+        workflow_id_reuse_policy=cast(Any, int(id_reuse_policy or 0)),
     )
     for k, v in (memo or {}).items():
         attrs.memo.fields[k].CopyFrom(conv.to_payload(v))
@@ -454,7 +454,7 @@ def continue_as_new(*args: Any, task_queue: str | None = None, run_timeout: time
 # ---------------------------------------------------------------------------- logging
 
 
-class _ReplaySafeLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _ReplaySafeLogger(logging.LoggerAdapter):
     """Silent while replaying; adds ``workflow_id``, ``run_id`` and ``workflow_type`` to records."""
 
     def isEnabledFor(self, level: int) -> bool:
@@ -473,5 +473,5 @@ class _ReplaySafeLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
         return msg, kwargs
 
 
-logger: logging.LoggerAdapter = _ReplaySafeLogger(logging.getLogger("sdk.workflow"), {})  # type: ignore[type-arg]
+logger: logging.LoggerAdapter = _ReplaySafeLogger(logging.getLogger("sdk.workflow"), {})
 

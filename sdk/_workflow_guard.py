@@ -74,8 +74,8 @@ def _patch_type_classmethod(cls: type, attr: str, name: str, alternative: str) -
         _check(name, alternative)
         return original.__get__(None, klass)(*args, **kwargs)
 
-    wrapper = classmethod(method)
-    wrapper.__spindle_guarded__ = True  # type: ignore[attr-defined]
+    wrapper: Any = classmethod(method)
+    wrapper.__spindle_guarded__ = True
     namespace = gc.get_referents(cls.__dict__)[0]
     namespace[attr] = wrapper
     import ctypes

@@ -119,7 +119,7 @@ class WorkflowInstance(RuntimeServices):
         self._workflow_id = workflow_id
         self._run_id = run_id
         self._task_queue = task_queue
-        self._loop = WorkflowEventLoop(self)
+        self._loop = WorkflowEventLoop(self)  # type: ignore[abstract]  # I/O methods are set on the class
         self._loop.instance = self
         self._info: WorkflowInfo | None = None
         self._now_ms = 0
@@ -546,8 +546,13 @@ class WorkflowInstance(RuntimeServices):
         what = f"signal handler {name!r}"
         if info.is_async:
             task = self._loop.create_task(fn(*args), name=what)
-            task.add_done_callback(lambda t: t.cancelled() or t.exception() is None
-                                   or self._handler_failed(t.exception(), what))  # type: ignore[arg-type]
+
+            def done(t: asyncio.Task[Any]) -> None:
+                exc = None if t.cancelled() else t.exception()
+                if exc is not None:
+                    self._handler_failed(exc, what)
+
+            task.add_done_callback(done)
         else:
             try:
                 fn(*args)

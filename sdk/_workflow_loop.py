@@ -16,13 +16,14 @@ import contextvars
 import logging
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVarTuple, Unpack
 
 from sdk.exceptions import WorkflowContextError
 
 __all__ = ["WorkflowEventLoop", "LoopHost", "UnsupportedInWorkflowError", "DurableTimerHandle"]
 
 _log = logging.getLogger("sdk.workflow.loop")
+_Ts = TypeVarTuple("_Ts")
 
 
 class UnsupportedInWorkflowError(WorkflowContextError, NotImplementedError):
@@ -143,21 +144,21 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
         if self._closed:
             raise RuntimeError("the workflow event loop is closed (the workflow was evicted or finished)")
 
-    def call_soon(self, callback: Callable[..., Any], *args: Any, context: contextvars.Context | None = None
+    def call_soon(self, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts], context: contextvars.Context | None = None
                   ) -> asyncio.Handle:
         self._check_closed()
         handle = asyncio.Handle(callback, args, self, context)
         self._ready.append(handle)
         return handle
 
-    def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any,
+    def call_soon_threadsafe(self, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts],
                              context: contextvars.Context | None = None) -> asyncio.Handle:
         raise UnsupportedInWorkflowError(
             "call_soon_threadsafe() is not available in workflow code: workflows are single-threaded; "
             "run threaded work in an activity"
         )
 
-    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any,
+    def call_later(self, delay: float, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts],
                    context: contextvars.Context | None = None) -> asyncio.TimerHandle:
         """Schedule ``callback`` after ``delay`` seconds of workflow time, as a durable timer."""
         self._check_closed()
@@ -171,7 +172,7 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
             self._host.start_durable_timer(handle, delay_ms)
         return handle
 
-    def call_at(self, when: float, callback: Callable[..., Any], *args: Any,
+    def call_at(self, when: float, callback: Callable[[Unpack[_Ts]], object], *args: Unpack[_Ts],
                 context: contextvars.Context | None = None) -> asyncio.TimerHandle:
         return self.call_later(when - self.time(), callback, *args, context=context)
 
@@ -186,7 +187,7 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
                     context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         self._check_closed()
         if self._task_factory is not None:
-            return self._task_factory(self, coro)  # type: ignore[no-any-return]
+            return self._task_factory(self, coro)
         return asyncio.Task(coro, loop=self, name=name, context=context)
 
     def set_task_factory(self, factory: Any) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import random as _random
+import random as _random_mod
 import uuid as _uuid
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -66,7 +66,7 @@ class RuntimeServices:
     _versions: dict[str, int]
     _fatal: BaseException | None
     _counters: collections.Counter[str]
-    _random: _random.Random
+    _random: _random_mod.Random
     _search_attributes: dict[str, Any]
 
     # ------------------------------------------------------------------ commands
@@ -140,7 +140,7 @@ class RuntimeServices:
         """Whether the current activation re-runs a recorded workflow task."""
         return self._replaying
 
-    def deterministic_random(self) -> _random.Random:
+    def deterministic_random(self) -> _random_mod.Random:
         """The run's ``random.Random``, seeded from the run id."""
         return self._random
 

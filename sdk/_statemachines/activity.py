@@ -17,7 +17,7 @@ T = TypeVar("T")
 E = pb.EventType
 
 
-class ActivityHandle(asyncio.Future, Generic[T]):  # type: ignore[type-arg]
+class ActivityHandle(asyncio.Future, Generic[T]):
     """Handle of a scheduled activity: await it for the result.
 
     Awaiting raises :class:`~sdk.exceptions.ActivityError` (``.cause`` is the

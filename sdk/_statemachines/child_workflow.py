@@ -17,7 +17,7 @@ T = TypeVar("T")
 E = pb.EventType
 
 
-class ChildWorkflowHandle(asyncio.Future, Generic[T]):  # type: ignore[type-arg]
+class ChildWorkflowHandle(asyncio.Future, Generic[T]):
     """Handle of a started child workflow: await it for the child's result.
 
     Awaiting raises :class:`~sdk.exceptions.ChildWorkflowError` (``.cause`` is the
@@ -68,7 +68,7 @@ class ChildWorkflowMachine:
         decode_failure: Callable[[pb.Failure], BaseException],
         on_initiated: Callable[[int, Any], None],
         send_signal: Callable[[ChildWorkflowMachine, Any, tuple[Any, ...]], asyncio.Future[None]],
-        send_cancel: Callable[[ChildWorkflowMachine], None],
+        send_cancel: Callable[[ChildWorkflowMachine], object],
     ) -> None:
         self._sink = sink
         self.workflow_id = attrs.workflow_id
@@ -141,8 +141,8 @@ class ChildWorkflowMachine:
             except Exception as e:
                 self.handle.set_exception(e)
         elif t == E.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
-            cause = self._decode_failure(event.child_workflow_execution_failed_event_attributes.failure)
-            self.handle.set_exception(self._error(f"{label} failed: {cause}", cause))
+            failure = self._decode_failure(event.child_workflow_execution_failed_event_attributes.failure)
+            self.handle.set_exception(self._error(f"{label} failed: {failure}", failure))
         elif t == E.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
             self.handle.set_exception(self._error(f"{label} was cancelled", CancelledError("child workflow cancelled")))
         elif t == E.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
