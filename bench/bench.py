@@ -1,0 +1,337 @@
+"""Spindle benchmark: W1 chain3 (max and fixed rate), W2 timers, W3 signals. Prints one JSON line.
+
+Modes:
+  --mode start-dev   `spindle server start-dev` on a durable SQLite file, the worker and this
+                     driver as three separate processes (gRPC between them).
+  --mode embedded    one process: Client.connect("embedded:FILE") with the worker in-process.
+
+Workloads match the peers' anchor benchmark (../shared/anchors): W1 = 1,000 workflows of 3
+sequential activities with at most 100 in flight, then an open-loop rate at half the measured
+maximum for 20 s; W2 = 2,000 workflows sleeping 2 s; W3 = 500 workflows parked on a signal,
+one signal each (burst), and W3-seq = single signals on an idle server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+from sdk import Client, Worker  # noqa: E402
+from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def pct(xs: list[float], p: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))]
+
+
+def summ(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {}
+    return {"n": len(xs), "p50": round(pct(xs, 50) * 1000, 1), "p99": round(pct(xs, 99) * 1000, 1),  # type: ignore[operator]
+            "max": round(max(xs) * 1000, 1), "mean": round(sum(xs) / len(xs) * 1000, 1)}
+
+
+def proc_cpu(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+        return (int(parts[11]) + int(parts[12])) / CLK
+    except OSError:
+        return None
+
+
+def proc_rss_mb(pid: int, key: str = "VmRSS") -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return round(int(line.split()[1]) / 1024.0, 1)
+    except OSError:
+        return None
+    return None
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class CpuMeter:
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.result: dict[str, float] = {}
+
+    def __enter__(self) -> "CpuMeter":
+        self.t0 = time.perf_counter()
+        self.c0 = {k: proc_cpu(p) for k, p in self.pids.items()}
+        self.s0 = self_cpu()
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        out = {"wall_s": round(time.perf_counter() - self.t0, 2)}
+        for k, p in self.pids.items():
+            c1, c0 = proc_cpu(p), self.c0[k]
+            if c1 is not None and c0 is not None:
+                out[k + "_cpu_s"] = round(c1 - c0, 2)
+        out["starter_cpu_s" if self.pids else "process_cpu_s"] = round(self_cpu() - self.s0, 2)
+        self.result = out
+
+
+async def w1_max(client: Client, prefix: str, n: int, conc: int) -> dict:
+    sem = asyncio.Semaphore(conc)
+    starts: list[float] = []
+    e2es: list[float] = []
+    errors = 0
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        async with sem:
+            t0 = time.perf_counter()
+            try:
+                h = await client.start_workflow("chain3", i, id=f"{prefix}-{i}", task_queue=TASK_QUEUE)
+                t1 = time.perf_counter()
+                r = await h.result()
+                assert r == i + 3, r
+                starts.append(t1 - t0)
+                e2es.append(time.perf_counter() - t0)
+            except Exception as e:  # noqa: BLE001
+                errors += 1
+                if errors < 5:
+                    print("w1 error", repr(e), file=sys.stderr)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - t0
+    return {"n": n, "concurrency": conc, "errors": errors, "wall_s": round(wall, 3),
+            "wf_per_s": round(len(e2es) / wall, 1), "e2e_ms": summ(e2es), "start_ms": summ(starts)}
+
+
+async def w1_rate(client: Client, prefix: str, rate: float, duration: float) -> dict:
+    e2es: list[float] = []
+    errors = 0
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        t0 = time.perf_counter()
+        try:
+            h = await client.start_workflow("chain3", i, id=f"{prefix}-{i}", task_queue=TASK_QUEUE)
+            assert await h.result() == i + 3
+            e2es.append(time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001
+            errors += 1
+            if errors < 5:
+                print("w1rate error", repr(e), file=sys.stderr)
+
+    n = int(rate * duration)
+    tasks = []
+    t0 = time.perf_counter()
+    for i in range(n):
+        d = t0 + i / rate - time.perf_counter()
+        if d > 0:
+            await asyncio.sleep(d)
+        tasks.append(asyncio.create_task(one(i)))
+    await asyncio.gather(*tasks)
+    return {"offered_rate": rate, "duration_s": duration, "n": n, "errors": errors,
+            "wall_s": round(time.perf_counter() - t0, 2), "e2e_ms": summ(e2es)}
+
+
+async def w2_timers(client: Client, prefix: str, n: int, conc: int, secs: float = 2.0) -> dict:
+    sem = asyncio.Semaphore(conc)
+    inner: list[float] = []
+    client_lag: list[float] = []
+    errors = 0
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        try:
+            async with sem:
+                h = await client.start_workflow("timer", secs, id=f"{prefix}-{i}", task_queue=TASK_QUEUE)
+            t_sched, t_wake = await h.result()
+            tr = time.time()
+            inner.append(t_wake - t_sched - secs)
+            client_lag.append(tr - (t_sched + secs))
+        except Exception as e:  # noqa: BLE001
+            errors += 1
+            if errors < 5:
+                print("w2 error", repr(e), file=sys.stderr)
+
+    t0 = time.time()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.time() - t0
+    return {"n": n, "sleep_s": secs, "errors": errors, "wall_s": round(wall, 2), "wf_per_s": round(len(inner) / wall, 1),
+            "lag_inner_ms": summ(inner), "lag_intended_wake_to_client_result_ms": summ(client_lag)}
+
+
+async def _park(client: Client, prefix: str, n: int, conc: int) -> list:
+    sem = asyncio.Semaphore(conc)
+    handles = []
+
+    async def start(i: int) -> None:
+        async with sem:
+            handles.append(await client.start_workflow("sigwait", id=f"{prefix}-{i}", task_queue=TASK_QUEUE))
+
+    await asyncio.gather(*(start(i) for i in range(n)))
+    deadline = time.perf_counter() + 120
+    while time.perf_counter() < deadline:
+        pend = 0
+        for h in handles:
+            d = await h.describe()
+            pend += bool(d.raw.pending_workflow_task) if d.raw is not None else 0  # type: ignore[union-attr]
+        if pend == 0:
+            break
+        await asyncio.sleep(0.2)
+    return handles
+
+
+async def w3_signal(client: Client, prefix: str, n: int, conc: int) -> dict:
+    handles = await _park(client, prefix, n, conc)
+    await asyncio.sleep(1.0)
+    lat: list[float] = []
+    errors = 0
+    sem = asyncio.Semaphore(conc)
+
+    async def one(h: object) -> None:
+        nonlocal errors
+        try:
+            res = asyncio.create_task(h.result())  # type: ignore[attr-defined]
+            await asyncio.sleep(0)
+            async with sem:
+                ts = time.perf_counter()
+                await h.signal("go", 7)  # type: ignore[attr-defined]
+            assert await res == 7
+            lat.append(time.perf_counter() - ts)
+        except Exception as e:  # noqa: BLE001
+            errors += 1
+            if errors < 5:
+                print("w3 error", repr(e), file=sys.stderr)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(h) for h in handles))
+    return {"n": n, "errors": errors, "signal_phase_wall_s": round(time.perf_counter() - t0, 2),
+            "signal_to_result_ms": summ(lat)}
+
+
+async def w3_seq(client: Client, prefix: str, n: int) -> dict:
+    handles = await _park(client, prefix, n, 50)
+    await asyncio.sleep(1.0)
+    lat: list[float] = []
+    rnd = random.Random(1)
+    for h in handles:
+        res = asyncio.create_task(h.result())
+        await asyncio.sleep(0.01 + rnd.uniform(0, 0.3))
+        ts = time.perf_counter()
+        await h.signal("go", 7)
+        assert await res == 7
+        lat.append(time.perf_counter() - ts)
+    return {"n": n, "signal_to_result_ms": summ(lat)}
+
+
+async def run_workloads(client: Client, a: argparse.Namespace, pids: dict[str, int]) -> dict:
+    only = set(a.only.split(","))
+    run = uuid.uuid4().hex[:8]
+    out: dict = {}
+    await w1_max(client, f"warm-{run}", 50, 50)
+    if "w1" in only:
+        with CpuMeter(pids) as m:
+            out["w1_chain3_max"] = await w1_max(client, f"w1-{run}", a.n, a.conc)
+        out["w1_chain3_max"]["cpu"] = m.result
+        out["rss_after_w1_mb"] = {k: proc_rss_mb(p) for k, p in pids.items()} if pids else {"process": proc_rss_mb(os.getpid())}
+    if "w1rate" in only:
+        rate = a.rate or max(1.0, round(0.5 * out.get("w1_chain3_max", {}).get("wf_per_s", 20)))
+        with CpuMeter(pids) as m:
+            out["w1_chain3_rate"] = await w1_rate(client, f"w1r-{run}", rate, a.duration)
+        out["w1_chain3_rate"]["cpu"] = m.result
+    if "w2" in only:
+        with CpuMeter(pids) as m:
+            out["w2_timers"] = await w2_timers(client, f"w2-{run}", a.timers, a.conc)
+        out["w2_timers"]["cpu"] = m.result
+    if "w3" in only:
+        with CpuMeter(pids) as m:
+            out["w3_signal"] = await w3_signal(client, f"w3-{run}", a.signals, a.conc)
+        out["w3_signal"]["cpu"] = m.result
+    if "w3seq" in only:
+        out["w3_signal_seq"] = await w3_seq(client, f"w3s-{run}", a.seq_signals)
+    return out
+
+
+def _spawn_server(db: str) -> tuple[subprocess.Popen, str]:
+    exe = shutil.which("spindle") or os.path.join(os.path.dirname(sys.executable), "spindle")
+    proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    m = re.search(r"listening on (\S+)", line)
+    if not m:
+        proc.kill()
+        raise RuntimeError(f"server did not start: {line!r}")
+    return proc, m.group(1)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["start-dev", "embedded"], default="start-dev")
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--conc", type=int, default=100)
+    ap.add_argument("--rate", type=float, default=0, help="0 = 50%% of the measured W1 maximum")
+    ap.add_argument("--duration", type=float, default=20)
+    ap.add_argument("--timers", type=int, default=2000)
+    ap.add_argument("--signals", type=int, default=500)
+    ap.add_argument("--seq-signals", type=int, default=50)
+    ap.add_argument("--only", default="w1,w1rate,w2,w3,w3seq")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="spindle-bench-")
+    db = os.path.join(tmp, "bench.db")
+    out: dict = {"engine": "spindle", "mode": a.mode, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "nproc": os.cpu_count()}
+    try:
+        if a.mode == "embedded":
+            client = await Client.connect("embedded:" + db)
+            async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,
+                              max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200):
+                out.update(await run_workloads(client, a, {}))
+            await client.close()
+        else:
+            server, addr = _spawn_server(db)
+            worker = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), addr], stdout=subprocess.PIPE,
+                                      text=True)
+            try:
+                assert worker.stdout is not None
+                if "worker ready" not in worker.stdout.readline():
+                    raise RuntimeError("worker did not start")
+                client = await Client.connect(addr)
+                out.update(await run_workloads(client, a, {"server": server.pid, "worker": worker.pid}))
+                out["rss_end_mb"] = {"server": proc_rss_mb(server.pid), "worker": proc_rss_mb(worker.pid)}
+                await client.close()
+            finally:
+                worker.terminate()
+                server.terminate()
+                worker.wait(10)
+                server.wait(10)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,30 @@
+"""The benchmark's worker process: ``python bench/worker.py ADDRESS`` (prints "worker ready")."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from sdk import Client, Worker  # noqa: E402
+from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
+
+
+async def main(address: str) -> None:
+    client = await Client.connect(address)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for s in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(s, stop.set)
+    async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,
+                      max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200):
+        print("worker ready", flush=True)
+        await stop.wait()
+    await client.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
