@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,4 +80,4 @@ def publish_report(date: str, regions: list[dict[str, Any]], totals: dict[str, A
 
 
 #: Every activity of this module, for ``Worker(activities=ACTIVITIES)``.
-ACTIVITIES = [extract_sales, clean_sales, summarise_region, publish_report]
+ACTIVITIES: list[Callable[..., Any]] = [extract_sales, clean_sales, summarise_region, publish_report]

@@ -195,9 +195,10 @@ def to_svg(dag: WorkflowDag) -> str:
     for col, column in enumerate(columns):
         offset = (tallest - len(column)) * (_BOX_H + _GAP_Y) / 2
         for row, step_id in enumerate(column):
-            x = _MARGIN + col * (_BOX_W + _GAP_X)
-            y = _MARGIN + 20 + offset + row * (_BOX_H + _GAP_Y)
-            at[step_id] = (x, y)
+            at[step_id] = (
+                float(_MARGIN + col * (_BOX_W + _GAP_X)),
+                _MARGIN + 20 + offset + row * (_BOX_H + _GAP_Y),
+            )
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12">',

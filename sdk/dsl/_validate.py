@@ -206,9 +206,9 @@ class _Validator:
             return None if scope.error else "'error' is only available in an on_failure handler"
         if root in GLOBAL_NAMES:
             return None
-        names = ["inputs", "steps", "workflow", *(["item", "index"] if scope.loop else [])]
-        names += ["error"] if scope.error else []
-        return f"unknown name {root!r}{_suggest(root, names)} (use {', '.join(names)})"
+        usable = ["inputs", "steps", "workflow", *(["item", "index"] if scope.loop else [])]
+        usable += ["error"] if scope.error else []
+        return f"unknown name {root!r}{_suggest(root, usable)} (use {', '.join(usable)})"
 
 
 def _where(node: Step | WorkflowDag, key: str) -> Pos:

@@ -8,7 +8,7 @@ import os
 import textwrap
 import uuid
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ async def inc(n: int) -> int:
     return n + 1
 
 
-TEST_ACTIVITIES = [record, explode, inc]
+TEST_ACTIVITIES: list[Callable[..., Any]] = [record, explode, inc]
 
 
 def _expected_daily_sales(date: str, regions: list[str]) -> dict[str, Any]:

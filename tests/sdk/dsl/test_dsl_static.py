@@ -257,7 +257,8 @@ def test_svg_rendering_is_well_formed_and_layered() -> None:
 
 
 def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA.read_text())
+    schema: dict[str, Any] = json.loads(SCHEMA.read_text())
+    return schema
 
 
 def test_schema_lists_exactly_the_keys_the_loader_knows() -> None:
