@@ -154,7 +154,7 @@ class SdkExecutor:
         current: BaseException | None = error
         while current is not None and len(messages) < 5:
             text = getattr(current, "message", None) or str(current)
-            if text and text not in messages:
+            if text and not any(text in earlier for earlier in messages):  # causes often repeat
                 messages.append(text)
             error_type = getattr(current, "type", None) or type(current).__name__
             current = getattr(current, "cause", None) or current.__cause__
