@@ -8,7 +8,7 @@ from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
 from controlplane.errors import NotFound
 from controlplane.matching import KIND_ACTIVITY, TaskRef
-from controlplane.store import Mutation, TimerTask
+from controlplane.store import Mutation
 
 from . import _retry
 from ._state import ActivityInfo, ExecutionState
@@ -32,24 +32,25 @@ class ActivitiesMixin:
     """Activity lifecycle."""
 
     def start_activity(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo, identity: str,
-                       m: Mutation) -> svc.PollActivityTaskQueueResponse:
-        """Mark the attempt started (in memory); ``m`` gets its durable timeout timers."""
+                       m: Mutation | None = None, *, txn: Txn | None = None) -> svc.PollActivityTaskQueueResponse:
+        """Mark the attempt started (in memory); ``m`` or ``txn`` gets its durable timeout timers."""
         now = self.clock.now_ms()
         info.started = True
         info.started_time_ms = now
         info.identity = identity
         info.last_heartbeat_ms = now
-        shard = self.shards[st.shard_id]
         old = info.timers.pop("SCHEDULE_TO_START", None)
-        if old is not None and old.task_id:
-            m.timer_delete.append((old.fire_time_ms, old.task_id))
+        if old is not None:
+            if txn is not None:
+                txn.delete_timer(old)
+            elif m is not None and old.task_id:
+                m.timer_delete.append((old.fire_time_ms, old.task_id))
         for sub, ms in (("START_TO_CLOSE", info.start_to_close_ms), ("HEARTBEAT", info.heartbeat_ms)):
             if ms:
                 t = Task(TM_ACTIVITY_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id,
-                         info.attempt, sub, task_id=shard.next_task_id(), fire_time_ms=now + ms)
-                m.timer_insert.append(TimerTask(t.fire_time_ms, t.task_id, t.encode()))
+                         info.attempt, sub, fire_time_ms=now + ms)
+                self.add_start_timer(st, t, m, txn)
                 info.timers[sub] = t
-                self.arm_timer(shard, t)
         self.outstanding_changed(+1)
         tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
         resp = svc.PollActivityTaskQueueResponse(
@@ -112,18 +113,6 @@ class ActivitiesMixin:
             inline = bool(sticky_queue) and sticky_queue == st.sticky_queue
             self.schedule_workflow_task(txn, inline=inline)
 
-    def _inline_task(self: "HistoryEngine", txn: Txn, identity: str) -> svc.PollWorkflowTaskQueueResponse | None:
-        st = txn.state
-        inline = [t for t in txn.transfer if t.inline]
-        if not inline or st.workflow_task is None or st.workflow_task.started or not st.running:
-            return None
-        shard = self.shards[st.shard_id]
-        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
-        m.transfer_delete.append(inline[0].task_id)
-        resp = self.start_workflow_task(st, st.workflow_task, identity, m, sticky=True)
-        self.apply_background(m)
-        return resp
-
     async def respond_activity_completed(self: "HistoryEngine", req: svc.RespondActivityTaskCompletedRequest
                                          ) -> svc.RespondActivityTaskCompletedResponse:
         tok = decode_token(req.task_token, ACTIVITY)
@@ -142,9 +131,9 @@ class ActivitiesMixin:
             info.closed = bool(txn.buffered)
             txn.wake = txn.wake or bool(txn.buffered)
             self._after_outcome(txn, req.sticky_task_queue)
+            wt, _ = self.start_inline_tasks(txn, req.identity)
             await self.commit(txn)
             resp = svc.RespondActivityTaskCompletedResponse()
-            wt = self._inline_task(txn, req.identity)
             if wt is not None:
                 resp.workflow_task.CopyFrom(wt)
             return resp
@@ -163,9 +152,9 @@ class ActivitiesMixin:
                 info.identity = req.identity
             self._fail_attempt(txn, info, req.failure, timeout_sub=None, identity=req.identity)
             self._after_outcome(txn, req.sticky_task_queue)
+            wt, _ = self.start_inline_tasks(txn, req.identity)
             await self.commit(txn)
             resp = svc.RespondActivityTaskFailedResponse()
-            wt = self._inline_task(txn, req.identity)
             if wt is not None:
                 resp.workflow_task.CopyFrom(wt)
             return resp
@@ -188,9 +177,9 @@ class ActivitiesMixin:
             info.closed = bool(txn.buffered)
             txn.wake = txn.wake or bool(txn.buffered)
             self._after_outcome(txn, req.sticky_task_queue)
+            wt, _ = self.start_inline_tasks(txn, req.identity)
             await self.commit(txn)
             resp = svc.RespondActivityTaskCanceledResponse()
-            wt = self._inline_task(txn, req.identity)
             if wt is not None:
                 resp.workflow_task.CopyFrom(wt)
             return resp

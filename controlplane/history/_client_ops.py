@@ -166,7 +166,7 @@ class ClientOpsMixin:
         wt = st.workflow_task
         if wt is not None and wt.started:
             if wt.timeout_timer is not None:
-                txn.timer_delete.append(wt.timeout_timer)
+                txn.delete_timer(wt.timeout_timer)
             self.outstanding_changed(-1)
         st.workflow_task = None
         self.flush_buffered(txn)
@@ -218,6 +218,8 @@ class ClientOpsMixin:
                 first = int(req.next_page_token.decode())
             except ValueError as e:
                 raise InvalidArgument("next_page_token: malformed page token") from e
+            if first < 1:
+                raise InvalidArgument("next_page_token: malformed page token")
         loop = asyncio.get_running_loop()
         while True:
             async with self.locked(ns.id, req.execution.workflow_id):

@@ -170,11 +170,11 @@ class CommandsMixin:
             sid = e.event_id
             info = st.activities[sid]
             eager = a.request_eager_execution and info.task_queue == st.task_queue
-            task = Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, sid, 1, extra={"q": info.task_queue})
-            task.inline = eager
-            txn.transfer.append(task)
             if eager:
-                txn.eager_activities.append(sid)
+                txn.eager_activities.append(sid)  # started by start_inline_tasks, in this same write
+            else:
+                txn.transfer.append(Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, sid, 1,
+                                         extra={"q": info.task_queue}))
             if a.schedule_to_close_timeout_ms:
                 info.timers["SCHEDULE_TO_CLOSE"] = self._timer_key(self.new_timer(
                     txn, TM_ACTIVITY_TIMEOUT, now + a.schedule_to_close_timeout_ms, event_id=sid, attempt=0,

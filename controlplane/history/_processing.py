@@ -54,8 +54,6 @@ class ProcessingMixin:
     """The transfer queue's and the timer queue's handlers."""
 
     def process_transfer(self: "HistoryEngine", shard: Shard, t: Task) -> None:
-        if t.inline:
-            return  # handed out by the request that created it; its start acknowledges the row
         if t.kind == T_WORKFLOW_TASK:
             ref = TaskRef(KIND_WORKFLOW, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
                           ("t", shard.shard_id, t.task_id))
@@ -344,7 +342,7 @@ class ProcessingMixin:
             wt = st.workflow_task
             if wt is not None and wt.started:
                 if wt.timeout_timer is not None:
-                    txn.timer_delete.append(wt.timeout_timer)
+                    txn.delete_timer(wt.timeout_timer)
                 self.outstanding_changed(-1)
             st.workflow_task = None
             self.flush_buffered(txn)

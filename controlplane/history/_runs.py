@@ -38,11 +38,11 @@ class RunsMixin:
         )
         if backoff_ms > 0:
             self.new_timer(txn, TM_WORKFLOW_TASK_BACKOFF, txn.now_ms + backoff_ms, event_id=e.event_id, attempt=attempt)
+        elif inline:
+            txn.inline_workflow_task = True  # the caller starts it before committing (start_inline_tasks)
         else:
-            t = Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id, e.event_id, attempt,
-                     extra={"q": st.task_queue})
-            t.inline = inline
-            txn.transfer.append(t)
+            txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id, e.event_id, attempt,
+                                     extra={"q": st.task_queue}))
 
     def build_run(self: "EngineCore", state: ExecutionState, attrs: pb.WorkflowExecutionStartedEventAttributes, now_ms: int,
                   *, start_delay_ms: int = 0) -> Txn:

@@ -43,7 +43,7 @@ class WorkflowTaskInfo:
     sticky: bool = False
     dispatched: bool = False
     delivered_updates: list[str] = field(default_factory=list)
-    timeout_timer: tuple[int, int] | None = None
+    timeout_timer: Any = None  # its durable timeout timer Task (id known once committed)
     started_event: pb.HistoryEvent | None = None
 
 

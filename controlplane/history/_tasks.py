@@ -43,8 +43,6 @@ class Task:
     extra: dict[str, Any] = field(default_factory=dict)
     task_id: int = 0
     fire_time_ms: int = 0
-    #: Not persisted: handled inline by the request that created it (no dispatch).
-    inline: bool = False
 
     def encode(self) -> str:
         return json.dumps(

@@ -72,6 +72,13 @@ class Txn:
         if wakes_workflow(e):
             self.wake = True
 
+    def delete_timer(self, t: Task) -> None:
+        """Delete a timer's row with this transaction (if it was ever written)."""
+        if t.task_id:
+            self.timer_delete.append((t.fire_time_ms, t.task_id))
+        elif t in self.timers:
+            self.timers.remove(t)
+
     def _link(self, e: pb.HistoryEvent) -> None:
         """Point an activity attempt's outcome at its Started event (ids are known only when numbered)."""
         t = e.event_type

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,15 @@ CLOSE_COMMANDS = frozenset(
         pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
     }
 )
+
+
+_NONCE_PREFIX = uuid.uuid4().hex[:8]
+_nonce_counter = itertools.count(1)
+
+
+def _next_nonce() -> str:
+    """Unique per process and start (a restart gets a new prefix, so old tokens never match)."""
+    return f"{_NONCE_PREFIX}{next(_nonce_counter):x}"
 
 
 def decode_token(raw: bytes, kind: str) -> TaskToken:
@@ -71,26 +81,26 @@ class WorkflowTasksMixin:
 
     # ------------------------------------------------------------------ start
     def start_workflow_task(self: "HistoryEngine", st: ExecutionState, wt: WorkflowTaskInfo, identity: str,
-                            m: Mutation, *, sticky: bool) -> svc.PollWorkflowTaskQueueResponse:
+                            m: Mutation | None = None, *, sticky: bool, txn: Txn | None = None
+                            ) -> svc.PollWorkflowTaskQueueResponse:
         """Mark the task started (in memory) and build what the worker receives.
 
-        The start itself is not an event yet (it is written with the outcome); ``m`` gets
-        the durable workflow-task timeout timer, so a task lost with its worker times out
-        even across a restart.
+        The start itself is not an event yet (it is written with the outcome); the durable
+        workflow-task timeout timer goes into ``txn`` (handed out with the write that
+        scheduled the task) or ``m`` (a task a poller took), so a task lost with its worker
+        times out even across a restart. With ``txn``, call this after the txn's last event.
         """
         now = self.clock.now_ms()
         wt.started = True
         wt.started_event_id = st.next_event_id
         wt.started_time_ms = now
-        wt.nonce = uuid.uuid4().hex[:16]
+        wt.nonce = _next_nonce()
         wt.identity = identity
-        shard = self.shards[st.shard_id]
         fire = now + (wt.timeout_ms or int(self.config.default_workflow_task_timeout * 1000))
         t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,
-                 extra={"n": wt.nonce}, task_id=shard.next_task_id(), fire_time_ms=fire)
-        m.timer_insert.append(TimerTask(fire, t.task_id, t.encode()))
-        self.arm_timer(shard, t)
-        wt.timeout_timer = (fire, t.task_id)
+                 extra={"n": wt.nonce}, fire_time_ms=fire)
+        self.add_start_timer(st, t, m, txn)
+        wt.timeout_timer = t
         started = pb.HistoryEvent(
             event_id=wt.started_event_id, event_time_ms=now, event_type=pb.EVENT_TYPE_WORKFLOW_TASK_STARTED,
             workflow_task_started_event_attributes=pb.WorkflowTaskStartedEventAttributes(
@@ -126,6 +136,36 @@ class WorkflowTasksMixin:
             task_queue=st.task_queue,
         )
 
+    def add_start_timer(self: "HistoryEngine", st: ExecutionState, t: Task, m: Mutation | None, txn: Txn | None) -> None:
+        """A start's timeout timer: with the transaction that hands the task out, or a small write of its own."""
+        if txn is not None:
+            txn.timers.append(t)
+            return
+        assert m is not None
+        shard = self.shards[st.shard_id]
+        t.task_id = shard.next_task_id()
+        m.timer_insert.append(TimerTask(t.fire_time_ms, t.task_id, t.encode()))
+        self.arm_timer(shard, t)
+
+    def start_inline_tasks(self: "HistoryEngine", txn: Txn, identity: str
+                           ) -> tuple[svc.PollWorkflowTaskQueueResponse | None, list[svc.PollActivityTaskQueueResponse]]:
+        """Start what this request hands straight back (next workflow task, eager activities).
+
+        Called last before the commit: their timeout timers are written by the same
+        transaction, and no transfer task is needed (a lost response times out).
+        """
+        st = txn.state
+        wt_resp = None
+        wt = st.workflow_task
+        if txn.inline_workflow_task and st.running and wt is not None and not wt.started:
+            wt_resp = self.start_workflow_task(st, wt, identity, sticky=True, txn=txn)
+        acts = []
+        for sid in txn.eager_activities:
+            info = st.activities.get(sid)
+            if info is not None and not info.started:
+                acts.append(self.start_activity(st, info, identity, txn=txn))
+        return wt_resp, acts
+
     async def record_workflow_task_started(self: "HistoryEngine", ref: TaskRef, identity: str, *,
                                            sticky: bool) -> svc.PollWorkflowTaskQueueResponse | None:
         """Start the task a poller took; None if it went stale (then the poller takes the next)."""
@@ -155,7 +195,7 @@ class WorkflowTasksMixin:
         assert txn.state.next_event_id == wt.started_event_id, "events were appended while a workflow task ran"
         txn.append_numbered(wt.started_event)
         if wt.timeout_timer is not None:
-            txn.timer_delete.append(wt.timeout_timer)
+            txn.delete_timer(wt.timeout_timer)
         self.outstanding_changed(-1)
 
     def fail_workflow_task(self: "HistoryEngine", txn: Txn, wt: WorkflowTaskInfo, cause: int, failure: pb.Failure,
@@ -217,8 +257,9 @@ class WorkflowTasksMixin:
                     txn, wt, pb.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND,
                     pb.Failure(message="new signals or updates arrived while the task ran; the workflow sees them first",
                                source="server"), req.identity, inline=req.return_new_workflow_task)
+                handed = self.start_inline_tasks(txn, req.identity)
                 await self.commit(txn)
-                return self._completion_response(txn, req)
+                return self._completion_response(handed)
             self._write_started(txn, wt)
             completed = txn.event(
                 pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, "workflow_task_completed_event_attributes",
@@ -251,24 +292,19 @@ class WorkflowTasksMixin:
                     logging.getLogger("spindle.history").warning(
                         "workflow %s/%s has %d events (limit %d): consider continue-as-new",
                         st.workflow_id, st.run_id, st.next_event_id - 1, self.config.history_max_events)
+            handed = self.start_inline_tasks(txn, req.identity)
             await self.commit(txn)
-            return self._completion_response(txn, req)
+            return self._completion_response(handed)
 
-    def _completion_response(self: "HistoryEngine", txn: Txn, req: svc.RespondWorkflowTaskCompletedRequest
+    @staticmethod
+    def _completion_response(handed: tuple[svc.PollWorkflowTaskQueueResponse | None,
+                                           list[svc.PollActivityTaskQueueResponse]]
                              ) -> svc.RespondWorkflowTaskCompletedResponse:
-        st = txn.state
         resp = svc.RespondWorkflowTaskCompletedResponse()
-        shard = self.shards[st.shard_id]
-        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
-        inline = [t for t in txn.transfer if t.inline]
-        if inline and st.running and st.workflow_task is not None and not st.workflow_task.started:
-            m.transfer_delete.append(inline[0].task_id)
-            resp.workflow_task.CopyFrom(self.start_workflow_task(st, st.workflow_task, req.identity, m, sticky=True))
-        for sid in txn.eager_activities:
-            info = st.activities.get(sid)
-            if info is not None and not info.started:
-                resp.activity_tasks.append(self.start_activity(st, info, req.identity, m))
-        self.apply_background(m)
+        wt, acts = handed
+        if wt is not None:
+            resp.workflow_task.CopyFrom(wt)
+        resp.activity_tasks.extend(acts)
         return resp
 
     def fail_for_history_size(self: "HistoryEngine", txn: Txn) -> None:
