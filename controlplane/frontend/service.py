@@ -50,7 +50,16 @@ class FrontendService:
 
     async def ListNamespaces(self, req: svc.ListNamespacesRequest, deadline: float | None) -> svc.ListNamespacesResponse:
         all_ns = self.namespaces.all()
-        start = int(req.next_page_token.decode()) if req.next_page_token else 0
+        start = 0
+        if req.next_page_token:
+            try:
+                start = int(req.next_page_token.decode())
+            except ValueError as e:
+                raise InvalidArgument("next_page_token: malformed page token") from e
+            if start < 0:
+                raise InvalidArgument("next_page_token: malformed page token")
+        if req.page_size < 0:
+            raise InvalidArgument(f"page_size: must not be negative, got {req.page_size}")
         size = req.page_size or 100
         page = all_ns[start:start + size]
         token = str(start + size).encode() if start + size < len(all_ns) else b""
@@ -189,6 +198,8 @@ class FrontendService:
                 offset = int(req.next_page_token.decode())
             except ValueError as e:
                 raise InvalidArgument("next_page_token: malformed page token") from e
+            if offset < 0:
+                raise InvalidArgument("next_page_token: malformed page token")
         size = req.page_size or 100
         if size < 0 or size > 10_000:
             raise InvalidArgument(f"page_size: must be between 1 and 10000, got {req.page_size}")
