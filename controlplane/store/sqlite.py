@@ -267,18 +267,25 @@ class SqliteStore(Store):
             for i, p in enumerate(batch):
                 m = p.mutation
                 admin = p.admin
+                if admin is None and ranges.get(m.shard_id) != m.range_id:
+                    results[i] = ShardOwnershipLostError(
+                        f"shard {m.shard_id}: range_id {m.range_id} is stale (now {ranges.get(m.shard_id)})"
+                    )
+                    continue
+                # Only writes with a condition (version, current run, unique key) can fail half
+                # way; the others (task inserts and deletes, visibility) skip the savepoint.
+                guarded = admin is not None or m.execution is not None or m.current is not None or bool(m.backlog_insert)
+                if not guarded:
+                    _apply_mutation(conn, m)
+                    continue
                 conn.execute("SAVEPOINT m")
                 try:
                     if admin is not None:
                         admin(conn)
                     else:
-                        if ranges.get(m.shard_id) != m.range_id:
-                            raise ShardOwnershipLostError(
-                                f"shard {m.shard_id}: range_id {m.range_id} is stale (now {ranges.get(m.shard_id)})"
-                            )
                         _apply_mutation(conn, m)
                     conn.execute("RELEASE m")
-                except (ConditionFailedError, ShardOwnershipLostError, sqlite3.IntegrityError, ValueError) as e:
+                except (ConditionFailedError, sqlite3.IntegrityError, ValueError) as e:
                     conn.execute("ROLLBACK TO m")
                     conn.execute("RELEASE m")
                     results[i] = e if not isinstance(e, sqlite3.IntegrityError) else ConditionFailedError(str(e))
