@@ -219,7 +219,7 @@ class WorkflowInstance(RuntimeServices):
             return
         self._closed = True
         self._loop.set_exception_handler(lambda loop, ctx: None)
-        tasks = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+        tasks = [t for t in self._loop.tasks if not t.done()]
         with self._on_loop(), self.mode("evicting"):
             for t in tasks:
                 try:

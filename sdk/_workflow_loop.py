@@ -80,6 +80,8 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
         self._task_factory: Any = None
         self._debug = False
         self.instance: Any = None  # the WorkflowInstance, for the workflow API
+        #: Tasks of this loop not yet done (asyncio.all_tasks would scan every task of the process).
+        self.tasks: set[asyncio.Task[Any]] = set()
 
     # ---------------------------------------------------------------- running
 
@@ -187,8 +189,12 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
                     context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         self._check_closed()
         if self._task_factory is not None:
-            return self._task_factory(self, coro)
-        return asyncio.Task(coro, loop=self, name=name, context=context)
+            task = self._task_factory(self, coro)
+        else:
+            task = asyncio.Task(coro, loop=self, name=name, context=context)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     def set_task_factory(self, factory: Any) -> None:
         self._task_factory = factory

@@ -116,6 +116,7 @@ class FrontendService:
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
                                      ) -> svc.StartWorkflowExecutionResponse:
         ns = self._check_start(req)
+        await self.engine.admit_start()
         run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
         return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
 

@@ -49,6 +49,12 @@ _CLOSE = {
     pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
 }
 
+_WITH_SEARCH_ATTRIBUTES = {
+    pb.COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+    pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
+    pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
+}
+
 
 def _name(t: int) -> str:
     try:
@@ -130,6 +136,21 @@ class CommandsMixin:
             elif t == pb.COMMAND_TYPE_RECORD_MARKER:
                 if not a.marker_name:
                     return f"{where}.marker_name: required"
+            if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
+                ns = self.namespaces.by_id(st.namespace_id)
+                from controlplane.errors import InvalidArgument, ServiceError
+                from controlplane.frontend._validate import check_search_attributes
+
+                if t == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION and a.namespace:
+                    try:
+                        ns = self.namespaces.get(a.namespace)
+                    except ServiceError:
+                        pass  # reported above
+                if ns is not None:
+                    try:
+                        check_search_attributes(ns, a.search_attributes, f"{where}.search_attributes")
+                    except InvalidArgument as e:
+                        return e.message
             elif t == pb.COMMAND_TYPE_ACCEPT_UPDATE:
                 if a.update_id not in st.pending_updates:
                     return f"{where}.update_id: no pending update {a.update_id!r}"

@@ -15,7 +15,7 @@ import heapq
 import logging
 import weakref
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,13 @@ class Shard:
         return (self.range_id << 32) | self._seq
 
 
+class _Shards(dict[int, Shard]):
+    """Owned shards by id; indexing a shard this process does not own raises Unavailable (retryable)."""
+
+    def __missing__(self, shard_id: int) -> Shard:
+        raise Unavailable(f"shard {shard_id} is not owned by this process (it moved); retry")
+
+
 class EngineCore:
     """State, locking, commit and background loops shared by every engine operation."""
 
@@ -75,7 +82,12 @@ class EngineCore:
         self.clock = clock
         self.namespaces = namespaces
         self.matching = Matching(persist=self._persist_backlog)
-        self.shards: dict[int, Shard] = {}
+        self.shards: dict[int, Shard] = _Shards()
+        #: Per-shard timer loops (a cluster member adds and removes shards at runtime).
+        self._shard_loops: dict[int, asyncio.Task[None]] = {}
+        #: Cluster hook: called with a shard id when a write finds the shard's range_id
+        #: moved on (another process took it). None in a single process.
+        self.shard_lost_hook: Callable[[int], None] | None = None
         self._cache: collections.OrderedDict[tuple[str, str, str], ExecutionState] = collections.OrderedDict()
         self._current: collections.OrderedDict[tuple[str, str], str] = collections.OrderedDict()
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
@@ -85,21 +97,84 @@ class EngineCore:
         self.identity = "spindle-history"
         self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
         self.in_flight = 0  # commits and timer firings under way (the time-skipping clock waits for zero)
+        self.due_timers = 0  # timers popped as due and not yet written
+        self._timers_drained = asyncio.Event()
+        self._timers_drained.set()
+        self._timer_woken: dict[tuple[str, str, str, int], float] = {}
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self) -> None:
-        for shard_id in range(self.config.num_shards):
+    async def start(self, shard_ids: Iterable[int] | None = None) -> None:
+        """Acquire ``shard_ids`` (default: every shard) and start the background loops.
+
+        A cluster member passes ``()`` and then adds the shards its leases give it
+        with ``add_shard`` (controlplane.cluster).
+        """
+        for shard_id in range(self.config.num_shards) if shard_ids is None else shard_ids:
             range_id = await self.store.acquire_shard(shard_id, self.identity)
             self.shards[shard_id] = Shard(shard_id, range_id)
-        for queue_key in await self.store.list_backlog_queues():
-            await self._load_backlog(*queue_key)
+        if self.shards:
+            for queue_key in await self.store.list_backlog_queues():
+                await self._load_backlog(*queue_key)
         for shard in self.shards.values():
             await self._recover_transfer(shard)
-            self._loops.append(asyncio.create_task(self._timer_loop(shard), name=f"timers-{shard.shard_id}"))
+            self._shard_loops[shard.shard_id] = asyncio.create_task(self._timer_loop(shard), name=f"timers-{shard.shard_id}")
         self._loops.append(asyncio.create_task(self._ack_loop(), name="acks"))
+
+    async def add_shard(self, shard_id: int, range_id: int) -> None:
+        """Start serving a shard whose ownership was just taken with ``range_id`` (cluster leases).
+
+        Loads its backlog and unacknowledged transfer tasks and starts its timer loop.
+        Cached state of the shard's executions is dropped first: another process may
+        have changed them while this one did not own the shard.
+        """
+        if shard_id in self.shards:
+            await self.remove_shard(shard_id)
+        self._forget_shard_state(shard_id)
+        shard = Shard(shard_id, range_id)
+        self.shards[shard_id] = shard
+        for queue_key in await self.store.list_backlog_queues():
+            await self._load_backlog(*queue_key, shard_id=shard_id)
+        await self._recover_transfer(shard)
+        self._shard_loops[shard_id] = asyncio.create_task(self._timer_loop(shard), name=f"timers-{shard_id}")
+
+    async def remove_shard(self, shard_id: int) -> None:
+        """Stop serving a shard (lease lost or handed over): stop its timers, forget its cached state and queued tasks.
+
+        Writes still in flight for it fail on the store's range_id check, so nothing the
+        new owner does is overwritten.
+        """
+        shard = self.shards.pop(shard_id, None)
+        loop = self._shard_loops.pop(shard_id, None)
+        if loop is not None:
+            loop.cancel()
+            try:
+                await loop
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it is going away
+                pass
+        if shard is not None and (shard.acks or shard.timer_acks or shard.visibility):
+            m = Mutation(shard_id=shard_id, range_id=shard.range_id, transfer_delete=shard.acks,
+                         timer_delete=shard.timer_acks, visibility=shard.visibility)
+            try:
+                await self.store.apply(m)  # fenced: refused if the shard already moved (then redone by the new owner)
+            except StoreError:
+                pass
+        self._forget_shard_state(shard_id)
+
+    def _forget_shard_state(self, shard_id: int) -> None:
+        for key in [k for k, st in self._cache.items() if st.shard_id == shard_id]:
+            del self._cache[key]
+        for ckey in [k for k in self._current if self.shard_id_of(*k) == shard_id]:
+            del self._current[ckey]
+        for q in self.matching.queues():
+            kept = [r for r in q.tasks if self.shard_id_of(r.namespace_id, r.workflow_id) != shard_id]
+            if len(kept) != len(q.tasks):
+                q.tasks.clear()
+                q.tasks.extend(kept)
 
     async def stop(self) -> None:
         self._stopping = True
+        self._loops.extend(self._shard_loops.values())
+        self._shard_loops.clear()
         for t in self._loops:
             t.cancel()
         for t in self._loops:
@@ -123,8 +198,12 @@ class EngineCore:
             log.error("background task failed", exc_info=t.exception())
 
     # ------------------------------------------------------------------ routing
+    def shard_id_of(self, namespace_id: str, workflow_id: str) -> int:
+        """The shard a workflow id hashes to (fixed for the life of the database)."""
+        return zlib.crc32(f"{namespace_id}/{workflow_id}".encode()) % self.config.num_shards
+
     def shard_for(self, namespace_id: str, workflow_id: str) -> Shard:
-        sid = zlib.crc32(f"{namespace_id}/{workflow_id}".encode()) % self.config.num_shards
+        sid = self.shard_id_of(namespace_id, workflow_id)
         shard = self.shards.get(sid)
         if shard is None:
             raise Unavailable(f"shard {sid} is not owned by this process")
@@ -281,6 +360,8 @@ class EngineCore:
                 await self.store.apply(m)
             except ShardOwnershipLostError as e:
                 self.evict(st)
+                if self.shard_lost_hook is not None:
+                    self.shard_lost_hook(shard.shard_id)  # cluster: stop serving it now
                 raise Unavailable(f"shard {shard.shard_id} moved to another owner; retry: {e}") from e
             except StoreError as e:
                 self.evict(st)
@@ -395,9 +476,12 @@ class EngineCore:
             ref.source = src
             log.warning("could not persist a backlog task (it stays in the transfer queue): %s", e)
 
-    async def _load_backlog(self, namespace_id: str, queue_name: str, kind: int) -> None:
+    async def _load_backlog(self, namespace_id: str, queue_name: str, kind: int, shard_id: int | None = None) -> None:
+        """Queue a task queue's backlog rows of ``shard_id`` (default: of every shard this process owns)."""
         rows = await self.store.load_backlog(namespace_id, queue_name, kind, 100_000)
         for r in rows:
+            if (r.shard_id != shard_id) if shard_id is not None else (r.shard_id not in self.shards):
+                continue
             t = Task.decode(r.data)
             ref = TaskRef(kind, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
                           ("b", namespace_id, queue_name, kind, r.shard_id, r.task_id))
@@ -441,11 +525,13 @@ class EngineCore:
                 while shard.timer_heap and shard.timer_heap[0][0] <= now:
                     due.append(heapq.heappop(shard.timer_heap)[2])
                 if due:
-                    self.in_flight += 1
-                    try:
-                        await asyncio.gather(*(self._fire_timer(shard, t) for t in due))
-                    finally:
-                        self.in_flight -= 1
+                    # Fire without waiting for the batch: a timer that falls due meanwhile is not
+                    # held back by the commits of the previous ones.
+                    self.due_timers += len(due)
+                    self._timers_drained.clear()
+                    for t in due:
+                        self.in_flight += 1
+                        self.spawn(self._fire_timer(shard, t))
                     continue
                 next_fire = shard.timer_heap[0][0] if shard.timer_heap else shard.timer_loaded_until - window_ms // 2
                 shard.timer_wake.clear()
@@ -463,6 +549,50 @@ class EngineCore:
             log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e)
             t.fire_time_ms = self.clock.now_ms() + 1000
             heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
+        finally:
+            self.in_flight -= 1
+            self.due_timers -= 1
+            if self.due_timers <= 0:
+                self.due_timers = 0
+                if not self._timer_woken:
+                    self._timers_drained.set()
+
+    async def admit_start(self) -> None:
+        """Back-pressure on new starts while due timers are being fired.
+
+        Timers of running executions go before new work: a start waits (at most
+        ``start_admission_wait`` seconds) until the due timers are written, so a burst of
+        starts cannot push timer lag up.
+        """
+        if self.due_timers or self._timer_woken:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + self.config.start_admission_wait
+            while loop.time() < end:
+                self._purge_timer_woken()
+                if not self.due_timers and not self._timer_woken:
+                    return
+                try:
+                    await asyncio.wait_for(self._timers_drained.wait(), max(0.001, min(0.05, end - loop.time())))
+                except asyncio.TimeoutError:
+                    pass
+
+    def timer_woke(self, key: tuple[str, str, str, int]) -> None:
+        """A fired timer scheduled this workflow task: new starts wait until it completes."""
+        self._timer_woken[key] = asyncio.get_running_loop().time()
+        self._timers_drained.clear()
+
+    def workflow_task_done(self, key: tuple[str, str, str, int]) -> None:
+        if self._timer_woken.pop(key, None) is not None and not self._timer_woken and not self.due_timers:
+            self._timers_drained.set()
+
+    def _purge_timer_woken(self) -> None:
+        if not self._timer_woken:
+            return
+        old = asyncio.get_running_loop().time() - self.config.start_admission_wait * 5
+        for k in [k for k, t in self._timer_woken.items() if t < old]:
+            del self._timer_woken[k]
+        if not self._timer_woken and not self.due_timers:
+            self._timers_drained.set()
 
     async def handle_timer(self, shard: Shard, t: Task) -> None:
         raise NotImplementedError  # provided by the task processing module

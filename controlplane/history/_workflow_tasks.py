@@ -191,6 +191,8 @@ class WorkflowTasksMixin:
         return wt
 
     def _write_started(self: "HistoryEngine", txn: Txn, wt: WorkflowTaskInfo) -> None:
+        st = txn.state
+        self.workflow_task_done((st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id))
         assert wt.started_event is not None
         assert txn.state.next_event_id == wt.started_event_id, "events were appended while a workflow task ran"
         txn.append_numbered(wt.started_event)
