@@ -1,0 +1,26 @@
+# Spindle's Cloud Spanner DDL, one statement per list element.
+#
+# schema/spanner_v<N>.sql are copies of controlplane/store/schema/spanner_v<N>.sql
+# (tests/terraform/test_gcp_module.py fails when they differ). They are split the
+# way controlplane.store._spanner_schema.load_ddl splits them: comment lines
+# ("--") dropped, statements separated by a semicolon at the end of a line.
+#
+# A later schema version is a new file appended to ddl_files: the google provider
+# applies appended statements in place, while editing earlier ones replaces the
+# database.
+
+locals {
+  ddl_files = ["spanner_v1.sql"]
+
+  ddl_lines = flatten([
+    for f in local.ddl_files : [
+      for line in split("\n", replace(file("${path.module}/schema/${f}"), "\r", "")) :
+      line if !startswith(trimspace(line), "--")
+    ]
+  ])
+
+  spindle_ddl = [
+    for s in split(";\n", replace(join("\n", concat(local.ddl_lines, [""])), "/;[ \\t]*\\n/", ";\n")) :
+    trimsuffix(trimspace(s), ";") if trimsuffix(trimspace(s), ";") != ""
+  ]
+}
