@@ -41,8 +41,11 @@ class ServerConfig:
     query_timeout: float = 10.0
     #: Default time an update call waits for its outcome.
     update_timeout: float = 60.0
-    #: Longest time a start waits while due timers are being fired (timers go first).
+    #: Longest time a start waits for running executions' work (due timers, workflow tasks)
+    #: to drain below ``start_admission_max_pending`` before it is admitted anyway.
     start_admission_wait: float = 1.0
+    #: Scheduled-but-unfinished workflow tasks above which new starts wait (back-pressure).
+    start_admission_max_pending: int = 32
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).

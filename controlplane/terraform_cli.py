@@ -156,13 +156,13 @@ def generate_stubs(venv: Path, out_dir: Path) -> list[Path]:
     if missing:
         raise InstallError(f"proto files not found under {root}: {', '.join(missing)}")
     _run([str(venv / "bin" / "python"), "-m", "grpc_tools.protoc", f"-I{root}", f"--python_out={out_dir}",
-          f"--grpc_python_out={out_dir}", *PROTO_FILES], "generating gRPC stubs")
+          f"--pyi_out={out_dir}", f"--grpc_python_out={out_dir}", *PROTO_FILES], "generating gRPC stubs")
     written = []
     for pkg in (out_dir / "controlplane", out_dir / "controlplane" / "api"):
         init = pkg / "__init__.py"
         init.write_text('"""Spindle gRPC stubs generated for the Terraform provider\'s protobuf version."""\n')
         written.append(init)
-    written += sorted((out_dir / "controlplane" / "api").glob("*_pb2*.py"))
+    written += sorted((out_dir / "controlplane" / "api").glob("*_pb2*.py*"))
     return written
 
 

@@ -116,8 +116,8 @@ class FrontendService:
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
                                      ) -> svc.StartWorkflowExecutionResponse:
         ns = self._check_start(req)
-        await self.engine.admit_start()
-        run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
+        async with self.engine.admit_start():
+            run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
         return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def SignalWithStartWorkflowExecution(self, req: svc.SignalWithStartWorkflowExecutionRequest, deadline: float | None

@@ -98,9 +98,9 @@ class EngineCore:
         self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
         self.in_flight = 0  # commits and timer firings under way (the time-skipping clock waits for zero)
         self.due_timers = 0  # timers popped as due and not yet written
-        self._timers_drained = asyncio.Event()
-        self._timers_drained.set()
-        self._timer_woken: dict[tuple[str, str, str, int], float] = {}
+        self._pending_wt: dict[tuple[str, str, str, int], float] = {}
+        self._admit_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._admitting = 0
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, shard_ids: Iterable[int] | None = None) -> None:
@@ -528,7 +528,6 @@ class EngineCore:
                     # Fire without waiting for the batch: a timer that falls due meanwhile is not
                     # held back by the commits of the previous ones.
                     self.due_timers += len(due)
-                    self._timers_drained.clear()
                     for t in due:
                         self.in_flight += 1
                         self.spawn(self._fire_timer(shard, t))
@@ -551,48 +550,71 @@ class EngineCore:
             heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
         finally:
             self.in_flight -= 1
-            self.due_timers -= 1
-            if self.due_timers <= 0:
-                self.due_timers = 0
-                if not self._timer_woken:
-                    self._timers_drained.set()
+            self.due_timers = max(0, self.due_timers - 1)
+            self._release_admission()
 
-    async def admit_start(self) -> None:
-        """Back-pressure on new starts while due timers are being fired.
+    @asynccontextmanager
+    async def admit_start(self) -> AsyncIterator[None]:
+        """Back-pressure on new starts: work of running executions goes first.
 
-        Timers of running executions go before new work: a start waits (at most
-        ``start_admission_wait`` seconds) until the due timers are written, so a burst of
-        starts cannot push timer lag up.
+        A start waits (at most ``start_admission_wait`` seconds, first come first served)
+        while timers are due but not yet written, or while ``start_admission_max_pending``
+        workflow tasks are scheduled and unfinished, so that a burst of starts cannot queue
+        in front of the timers, signals and results of executions already running.
         """
-        if self.due_timers or self._timer_woken:
-            loop = asyncio.get_running_loop()
-            end = loop.time() + self.config.start_admission_wait
-            while loop.time() < end:
-                self._purge_timer_woken()
-                if not self.due_timers and not self._timer_woken:
-                    return
-                try:
-                    await asyncio.wait_for(self._timers_drained.wait(), max(0.001, min(0.05, end - loop.time())))
-                except asyncio.TimeoutError:
-                    pass
+        if self._admit_waiters or not self._can_admit():
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._admit_waiters.append(fut)
+            try:
+                await asyncio.wait_for(asyncio.shield(fut), self.config.start_admission_wait)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                if not fut.done():
+                    fut.cancel()
+                    try:
+                        self._admit_waiters.remove(fut)
+                    except ValueError:
+                        pass
+        self._admitting += 1
+        try:
+            yield
+        finally:
+            self._admitting -= 1
+            self._release_admission()
 
-    def timer_woke(self, key: tuple[str, str, str, int]) -> None:
-        """A fired timer scheduled this workflow task: new starts wait until it completes."""
-        self._timer_woken[key] = asyncio.get_running_loop().time()
-        self._timers_drained.clear()
+    def _can_admit(self) -> bool:
+        return not self.due_timers and len(self._pending_wt) + self._admitting < self.config.start_admission_max_pending
+
+    def _release_admission(self) -> None:
+        if not self._admit_waiters:
+            return
+        self._purge_pending_wt()
+        while self._admit_waiters and self._can_admit():
+            fut = self._admit_waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                self._admitting += 1  # reserved until the waiter runs (it takes its own slot)
+                asyncio.get_running_loop().call_soon(self._unreserve)
+
+    def _unreserve(self) -> None:
+        self._admitting -= 1
+
+    def workflow_task_scheduled(self, key: tuple[str, str, str, int]) -> None:
+        self._pending_wt[key] = asyncio.get_running_loop().time()
 
     def workflow_task_done(self, key: tuple[str, str, str, int]) -> None:
-        if self._timer_woken.pop(key, None) is not None and not self._timer_woken and not self.due_timers:
-            self._timers_drained.set()
+        if self._pending_wt.pop(key, None) is not None:
+            self._release_admission()
 
-    def _purge_timer_woken(self) -> None:
-        if not self._timer_woken:
+    def _purge_pending_wt(self) -> None:
+        # A task lost without a trace (it will time out) must not block starts for long.
+        if not self._pending_wt:
             return
-        old = asyncio.get_running_loop().time() - self.config.start_admission_wait * 5
-        for k in [k for k, t in self._timer_woken.items() if t < old]:
-            del self._timer_woken[k]
-        if not self._timer_woken and not self.due_timers:
-            self._timers_drained.set()
+        old = asyncio.get_running_loop().time() - self.config.start_admission_wait * 10
+        stale = [k for k, t in self._pending_wt.items() if t < old]
+        for k in stale:
+            del self._pending_wt[k]
 
     async def handle_timer(self, shard: Shard, t: Task) -> None:
         raise NotImplementedError  # provided by the task processing module

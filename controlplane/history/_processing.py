@@ -310,9 +310,6 @@ class ProcessingMixin:
             if st.workflow_task is None:
                 self.schedule_workflow_task(txn)
             await self.commit(txn)
-            wt = st.workflow_task
-            if wt is not None:
-                self.timer_woke((st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id))
 
     async def _workflow_task_backoff(self: "HistoryEngine", t: Task) -> None:
         async with self.locked(t.namespace_id, t.workflow_id):

@@ -36,6 +36,8 @@ class RunsMixin:
             "workflow_task_scheduled_event_attributes",
             pb.WorkflowTaskScheduledEventAttributes(task_queue=st.task_queue, start_to_close_timeout_ms=timeout, attempt=attempt),
         )
+        key = (st.namespace_id, st.workflow_id, st.run_id, e.event_id)
+        txn.after_commit.append(lambda: self.workflow_task_scheduled(key))
         if backoff_ms > 0:
             self.new_timer(txn, TM_WORKFLOW_TASK_BACKOFF, txn.now_ms + backoff_ms, event_id=e.event_id, attempt=attempt)
         elif inline:
@@ -105,6 +107,10 @@ class RunsMixin:
         """Bookkeeping after a closing event: current pointer, visibility, parent and children."""
         st = txn.state
         txn.current_status = st.status
+        wt = st.workflow_task
+        if wt is not None:
+            key = (st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id)
+            txn.after_commit.append(lambda: self.workflow_task_done(key))
         if txn.buffered or st.buffered:
             txn.clear_buffered = True
             st.buffered.clear()
