@@ -137,6 +137,18 @@ def search_attribute_names(info: Any) -> dict[str, str]:
 
 
 @dataclass
+class Installed:
+    """The session's provider installation (``spindle terraform install-provider`` output and paths)."""
+
+    dir: Path
+    venv: Path
+    cli_config: Path
+    dev_cli_config: Path
+    stdout: str
+    seconds: float
+
+
+@dataclass
 class Result:
     rc: int
     out: str  # stdout and stderr, no colour
@@ -193,3 +205,73 @@ def provider_block(address: str, extra: str = "") -> str:
         'terraform {\n  required_providers {\n    spindle = { source = "spindle.local/spindle/spindle" }\n  }\n}\n'
         f'provider "spindle" {{\n  address = "{address}"\n{extra}}}\n'
     )
+
+
+def self_signed_certificate(dns_name: str) -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM) for ``dns_name`` only; the certificate is its own CA."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, dns_name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+class TlsAuthProxy:
+    """A TLS gRPC front for a plaintext Spindle server that requires ``authorization: Bearer <api_key>``.
+
+    It forwards every unary call as raw bytes, so it stands in for a TLS-terminating,
+    API-key-checking gateway in front of the control plane.
+    """
+
+    def __init__(self, upstream: str, cert_pem: bytes, key_pem: bytes, api_key: str) -> None:
+        from concurrent import futures
+
+        self.upstream = grpc.insecure_channel(upstream)
+        self.api_key = api_key
+        self.calls: list[tuple[str, str | None]] = []
+        proxy = self
+
+        class Forward(grpc.GenericRpcHandler):
+            def service(self, details: Any) -> Any:
+                method = details.method
+                auth = dict(details.invocation_metadata).get("authorization")
+
+                def unary(request: bytes, context: grpc.ServicerContext) -> bytes:
+                    proxy.calls.append((method, auth))
+                    if auth != f"Bearer {proxy.api_key}":
+                        context.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid API key")
+                    try:
+                        return proxy.upstream.unary_unary(method)(request, timeout=10)  # type: ignore[no-any-return]
+                    except grpc.RpcError as e:
+                        context.abort(e.code(), e.details())
+                        raise
+
+                return grpc.unary_unary_rpc_method_handler(unary)
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), handlers=[Forward()])
+        creds = grpc.ssl_server_credentials([(key_pem, cert_pem)])
+        self.port = self.server.add_secure_port("127.0.0.1:0", creds)
+        self.server.start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.stop(grace=None)
+        self.upstream.close()

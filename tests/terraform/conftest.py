@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -20,19 +19,7 @@ import pytest
 
 from controlplane.terraform_cli import default_provider_source, requirements_key
 
-from _tf_harness import SPINDLE, Api, DevServer, Terraform, cache_dir, terraform_env
-
-
-@dataclass
-class Installed:
-    """The session's provider installation."""
-
-    dir: Path
-    venv: Path
-    cli_config: Path
-    dev_cli_config: Path
-    stdout: str
-    seconds: float
+from _tf_harness import SPINDLE, Api, DevServer, Installed, Terraform, cache_dir, terraform_env
 
 
 @pytest.fixture(scope="session")

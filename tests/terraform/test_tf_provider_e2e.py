@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from _tf_harness import MS_PER_DAY, REPO, Api, DevServer, Terraform, free_port, provider_block, search_attribute_names
+from _tf_harness import (MS_PER_DAY, REPO, Api, DevServer, Installed, Terraform, TlsAuthProxy, free_port,
+                         provider_block, search_attribute_names, self_signed_certificate)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -303,7 +305,7 @@ output "some" { value = data.spindle_namespaces.some }
     assert api.describe("orders") is None and api.describe("sandbox") is None
 
 
-def test_dev_overrides_config_works_without_init(make_tf: MakeTf, provider_install, spindle_server: DevServer,
+def test_dev_overrides_config_works_without_init(make_tf: MakeTf, provider_install: Installed, spindle_server: DevServer,
                                                  api: Api) -> None:
     tf = make_tf("dev", cli_config=provider_install.dev_cli_config)
     tf.write(provider_block(spindle_server.address)
@@ -313,3 +315,39 @@ def test_dev_overrides_config_works_without_init(make_tf: MakeTf, provider_insta
     assert api.describe("tf-dev").retention_ms == 2 * MS_PER_DAY
     tf.run("destroy", "-auto-approve")
     assert api.describe("tf-dev") is None
+
+
+def test_tls_and_api_key(make_tf: MakeTf, spindle_server: DevServer, api: Api, tmp_path: Path) -> None:
+    """Through a TLS gateway that checks the API key: CA file + server name, skip-verify, and refusals."""
+    cert, key = self_signed_certificate("spindle.test")
+    (tmp_path / "ca.pem").write_bytes(cert)
+    proxy = TlsAuthProxy(spindle_server.address, cert, key, api_key="s3cret")
+    try:
+        resource = 'resource "spindle_namespace" "t" {\n  name = "tf-tls"\n  retention_days = 4\n}\n'
+        tf = make_tf("tls")
+        tf.write(provider_block(proxy.address, extra=f'  tls_ca_file = "{tmp_path}/ca.pem"\n'
+                                                     '  tls_server_name = "spindle.test"\n') + resource)
+        tf.run("init")
+        # the API key comes from the environment; the provider block has none
+        env = {"SPINDLE_API_KEY": "s3cret"}
+        tf.run("apply", "-auto-approve", extra_env=env)
+        assert api.describe("tf-tls").retention_ms == 4 * MS_PER_DAY
+        assert proxy.calls and all(auth == "Bearer s3cret" for _, auth in proxy.calls)
+        assert "s3cret" not in tf.run("state", "pull").out  # the key is provider config, never state
+
+        # a wrong key: refused at configure time, on api_key
+        res = tf.run("plan", expect=1, extra_env={"SPINDLE_API_KEY": "wrong"})
+        assert "refused the credentials (UNAUTHENTICATED)" in res.flat
+
+        # no CA: the self-signed certificate is not trusted
+        tf.write(provider_block(proxy.address, extra='  tls = true\n') + resource)
+        res = tf.run("plan", expect=1, extra_env=env)
+        assert f"Cannot connect to Spindle at {proxy.address}" in res.flat
+
+        # skip verification: trusts the presented certificate and its name
+        tf.write(provider_block(proxy.address, extra='  tls_insecure_skip_verify = true\n') + resource)
+        tf.run("plan", "-detailed-exitcode", expect=0, extra_env=env)
+        tf.run("destroy", "-auto-approve", extra_env=env)
+        assert api.describe("tf-tls") is None
+    finally:
+        proxy.stop()

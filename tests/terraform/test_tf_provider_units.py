@@ -21,7 +21,7 @@ from controlplane.api import service_pb2 as svc
 from controlplane.terraform_cli import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
                                         terraform_platform)
 
-from _tf_harness import REPO
+from _tf_harness import REPO, Installed
 
 sys.path.insert(0, str(REPO / "terraform" / "provider"))
 
@@ -165,7 +165,7 @@ def test_launcher_and_cli_configs(tmp_path: Path) -> None:
     assert terraform_platform() in {"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"}
 
 
-def test_install_provider_command_prints_what_it_wrote(provider_install) -> None:
+def test_install_provider_command_prints_what_it_wrote(provider_install: Installed) -> None:
     out = provider_install.stdout
     d = provider_install.dir
     for rel in ("bin/terraform-provider-spindle", "terraformrc", "dev.tfrc", "gen/controlplane/api/service_pb2.py",
@@ -178,7 +178,7 @@ def test_install_provider_command_prints_what_it_wrote(provider_install) -> None
     assert "Protobuf Python Version: 5." in (d / "gen/controlplane/api/service_pb2.py").read_text()
 
 
-def _in_provider_venv(provider_install, code: str) -> subprocess.CompletedProcess[str]:
+def _in_provider_venv(provider_install: Installed, code: str) -> subprocess.CompletedProcess[str]:
     d = provider_install.dir
     # As the launcher does, from the repository root: its controlplane/ (protobuf-7 stubs) must not be imported.
     env = {**os.environ, "PYTHONPATH": f"{d / 'lib'}:{d / 'gen'}", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1"}
@@ -186,14 +186,14 @@ def _in_provider_venv(provider_install, code: str) -> subprocess.CompletedProces
                           text=True, env=env, timeout=60, cwd=REPO)
 
 
-def test_committed_stubs_do_not_load_under_the_providers_protobuf(provider_install) -> None:
+def test_committed_stubs_do_not_load_under_the_providers_protobuf(provider_install: Installed) -> None:
     """Why the installer generates its own stubs: the committed ones are protobuf-7 gencode."""
     proc = _in_provider_venv(provider_install, f"import sys; sys.path.insert(0, {str(REPO)!r}); "
                                                "import controlplane.api.service_pb2")
     assert proc.returncode != 0 and "VersionError" in proc.stderr
 
 
-def test_provider_internals_in_its_own_environment(provider_install) -> None:
+def test_provider_internals_in_its_own_environment(provider_install: Installed) -> None:
     code = r'''
 import google.protobuf, json
 assert google.protobuf.__version__.startswith("5."), google.protobuf.__version__

@@ -50,8 +50,8 @@ def type_names(search_attributes: Mapping[str, int]) -> dict[str, str]:
     return {k: TYPE_NAME_BY_ENUM.get(int(v), f"Unknown({int(v)})") for k, v in sorted(search_attributes.items())}
 
 
-def type_enums(search_attributes: Mapping[str, str] | None) -> dict[str, int]:
-    """Type names (already validated) to wire enum numbers."""
+def type_enums(search_attributes: Mapping[str, str] | None) -> dict[str, Any]:
+    """Type names (already validated) to wire enum numbers (``SearchAttributeType`` values)."""
     return {k: ENUM_BY_TYPE_NAME[v] for k, v in (search_attributes or {}).items()}
 
 
