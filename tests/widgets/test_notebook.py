@@ -1,0 +1,36 @@
+"""examples/notebooks/tour.ipynb runs headlessly (nbclient) against the embedded control plane."""
+
+from __future__ import annotations
+
+import json
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "notebooks" / "tour.ipynb"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.mark.timeout(120)
+def test_tour_notebook_executes_and_stores_widget_state(tmp_path: Path) -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=60, kernel_name="python3", store_widget_state=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert not errors, [f"{o.ename}: {o.evalue}" for o in errors]
+    views = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    assert len(views) >= 4  # the live graph, the browser, the bare DAG, the DAG with states
+    state = nb.metadata.widgets[WIDGET_STATE]["state"]
+    for view in views:
+        assert view.data[WIDGET_VIEW]["model_id"] in state
+    dump = json.dumps(state)
+    assert 'data-node-id=\\"close\\"' in dump and "spindle-graph" in dump  # the graph SVG was synced
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "invalid query at position 15" in text
+    assert "{'reserve_all': 'done', 'wait': 'done', 'cheap': 'skipped', 'done': 'done'}" in text

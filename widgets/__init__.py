@@ -1,0 +1,24 @@
+"""Notebook widgets for Spindle: see what a workflow did, and what a YAML DAG is doing.
+
+- :class:`HistoryGraph` — a run's history as a causal graph (activities with
+  their attempts, timers, signals, updates, markers, child workflows), a
+  timeline tab and a detail panel; follows a running execution live.
+- :class:`ExecutionBrowser` — filter executions with the list-filter language,
+  status counts, paging; open any row as a ``HistoryGraph``.
+- :class:`DagView` — a YAML DAG (``sdk.dsl.load``) as a graph, each step
+  coloured by its state in an execution.
+
+Each widget has ``to_svg()`` and ``to_html(path)`` (a page that renders offline).
+In a notebook, connect the client on the kernel's loop (``client = await
+Client.connect(...)``); the widgets schedule their SDK calls there and never
+block it. In plain Python, create the client on ``widgets.background()``'s loop.
+"""
+
+from __future__ import annotations
+
+from widgets._background import BackgroundEventLoop, background
+from widgets._browser import ExecutionBrowser
+from widgets._dag_view import DagView
+from widgets._history_graph import HistoryGraph
+
+__all__ = ["BackgroundEventLoop", "DagView", "ExecutionBrowser", "HistoryGraph", "background"]

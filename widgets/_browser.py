@@ -1,0 +1,299 @@
+"""``ExecutionBrowser``: filter, count and page through executions; open one as a ``HistoryGraph``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from widgets._background import Runner
+from widgets._export import export_html
+from widgets._history_graph import HistoryGraph
+from widgets._svg import PALETTE, escape, status_badge
+
+__all__ = ["ExecutionBrowser", "STATUS_NAMES", "split_query"]
+
+#: Visibility names of the execution statuses, in display order.
+STATUS_NAMES: tuple[str, ...] = ("Running", "Completed", "Failed", "Canceled", "Terminated", "ContinuedAsNew",
+                                 "TimedOut")
+_PALETTE_KEY = {"Running": "running", "Completed": "completed", "Failed": "failed", "Canceled": "canceled",
+                "Terminated": "terminated", "ContinuedAsNew": "continued_as_new", "TimedOut": "timed_out"}
+_TAIL = re.compile(r"\b(ORDER|GROUP)\s+BY\b", re.IGNORECASE)
+_POSITION = re.compile(r"position (\d+)")
+_COLUMNS = (("status", "110px"), ("workflow id", "230px"), ("type", "150px"), ("started", "190px"),
+            ("closed", "190px"), ("events", "60px"))
+
+
+def split_query(query: str) -> tuple[str, str]:
+    """``(filter, tail)``: the query split before its first ``ORDER BY`` / ``GROUP BY`` outside quotes."""
+    quote = ""
+    index = 0
+    while index < len(query):
+        char = query[index]
+        if quote:
+            if char == quote:
+                quote = "" if query[index + 1:index + 2] != quote else quote
+                if quote:
+                    index += 1
+        elif char in "'\"":
+            quote = char
+        else:
+            match = _TAIL.match(query, index)
+            if match and (index == 0 or not (query[index - 1].isalnum() or query[index - 1] == "_")):
+                return query[:index].strip(), query[index:].strip()
+        index += 1
+    return query.strip(), ""
+
+
+def _status_name(desc: Any) -> str:
+    status = getattr(desc, "status", None)
+    return str(getattr(status, "name", status or "")).replace("_", " ").title().replace(" ", "")
+
+
+def _time(value: Any) -> str:
+    return value.isoformat(sep=" ", timespec="seconds") if value is not None else "—"
+
+
+def _close_tree(widget: w.Widget) -> None:
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    widget.close()
+
+
+class ExecutionBrowser(w.VBox):
+    """A table of the executions matching a list-filter query, with status counts and paging.
+
+    Args:
+        client: a connected ``sdk.Client``.
+        query: the initial list-filter query (``""`` lists everything).
+        page_size: rows per page.
+        live_graphs: whether opened ``HistoryGraph`` widgets follow running executions.
+        loop: the event loop the client belongs to (default: the loop running in
+            this thread, else the widgets' background loop).
+
+    A malformed query shows the parser's message with a caret at its position.
+    Clicking a row's "open" button shows that run's ``HistoryGraph`` below the
+    table (``open_row(index)`` does the same from code). Loading never blocks the
+    kernel: it is scheduled, or awaited with ``await browser.refresh()``.
+    """
+
+    def __init__(self, client: Any, query: str = "", *, page_size: int = 20, live_graphs: bool = True,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+        super().__init__(layout=w.Layout(width="100%"))
+        self.client = client
+        self.page_size = page_size
+        self.live_graphs = live_graphs
+        self._runner = Runner(loop)
+        self.query = query
+        self.page = 0
+        self.rows: list[Any] = []
+        self.total: int | None = None
+        self.status_counts: dict[str, int] = {}
+        self.error: str | None = None
+        self.error_position: int | None = None
+        self.graph: HistoryGraph | None = None
+        self._cache: list[Any] = []
+        self._iter: AsyncIterator[Any] | None = None
+        self._exhausted = False
+        self._lock: asyncio.Lock | None = None
+        self._build_widgets()
+        self._task = self._runner.spawn(lambda: self._locked(self._reload))
+
+    # ------------------------------------------------------------------ public API
+
+    async def refresh(self) -> None:
+        """Re-run the query (counts and the first page)."""
+        self._task.cancel()
+        await self._runner.call(lambda: self._locked(self._reload))
+
+    async def set_query(self, query: str) -> None:
+        """Change the query and reload."""
+        self.query = query
+        self.query_box.value = query
+        await self.refresh()
+
+    async def goto(self, page: int) -> None:
+        """Show page ``page`` (0-based; clamped to the pages that exist)."""
+        await self._runner.call(lambda: self._locked(lambda: self._goto(page)))
+
+    def open_row(self, index: int) -> HistoryGraph:
+        """Open the ``HistoryGraph`` of row ``index`` of the current page below the table."""
+        desc = self.rows[index]
+        handle = self.client.get_workflow_handle(desc.id, run_id=desc.run_id or None)
+        if self.graph is not None:
+            self.graph.close()
+        self.graph = HistoryGraph(handle, client=self.client, live=self.live_graphs, loop=self._runner.loop)
+        self.detail.children = [w.HTML(f"<h4 style='margin:6px 0'>{escape(desc.id)} "
+                                       f"<span style='color:#78909c'>{escape(desc.run_id)}</span></h4>"), self.graph]
+        return self.graph
+
+    def close(self) -> None:
+        """Close the browser and any graph it opened."""
+        task = getattr(self, "_task", None)
+        if task is not None:
+            task.cancel()
+        graph = getattr(self, "graph", None)
+        if graph is not None:
+            graph.close()
+        super().close()
+
+    def to_svg(self) -> str:
+        """The counts and the current page as a standalone SVG table."""
+        row_h, width = 20, 960
+        height = 60 + row_h * (len(self.rows) + 1)
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="spindle-browser" width="{width}" height="{height}" '
+               f'font-family="sans-serif" font-size="12"><rect width="{width}" height="{height}" fill="#fff"/>',
+               f'<text x="8" y="18" font-weight="600">{escape(self.query or "all executions")} · '
+               f'{self.total if self.total is not None else "?"} matching</text>']
+        x = 8.0
+        for name in STATUS_NAMES:
+            count = self.status_counts.get(name, 0)
+            fill, stroke = PALETTE[_PALETTE_KEY[name]]
+            label = f"{name} {count}"
+            out.append(f'<rect x="{x}" y="28" width="{len(label) * 7 + 10}" height="16" rx="7" fill="{fill}" '
+                       f'stroke="{stroke}"/><text x="{x + 5}" y="40">{escape(label)}</text>')
+            x += len(label) * 7 + 18
+        xs = [8, 118, 348, 498, 688]
+        y = 64
+        for col, title in zip(xs, ("status", "workflow id", "type", "started", "closed")):
+            out.append(f'<text x="{col}" y="{y}" font-weight="600" fill="#546e7a">{title}</text>')
+        for desc in self.rows:
+            y += row_h
+            status = _status_name(desc)
+            fill, stroke = PALETTE.get(_PALETTE_KEY.get(status, ""), ("#fff", "#999"))
+            out.append(f'<g class="spindle-row" data-workflow-id="{escape(desc.id)}">'
+                       f'<rect x="6" y="{y - 13}" width="100" height="16" rx="7" fill="{fill}" stroke="{stroke}"/>'
+                       f'<text x="12" y="{y}">{escape(status)}</text><text x="{xs[1]}" y="{y}">{escape(desc.id)}</text>'
+                       f'<text x="{xs[2]}" y="{y}">{escape(desc.workflow_type)}</text>'
+                       f'<text x="{xs[3]}" y="{y}">{escape(_time(desc.start_time))}</text>'
+                       f'<text x="{xs[4]}" y="{y}">{escape(_time(desc.close_time))}</text></g>')
+        out.append("</svg>")
+        return "".join(out)
+
+    def to_html(self, path: str | os.PathLike[str], *, self_contained: bool = False) -> Path:
+        """Write the browser (as it is now) as an HTML page that renders offline."""
+        return export_html(self, path, title="executions", self_contained=self_contained)
+
+    # ------------------------------------------------------------------ widgets
+
+    def _build_widgets(self) -> None:
+        self.query_box = w.Text(value=self.query, placeholder="WorkflowType = 'Order' AND ExecutionStatus = 'Running'",
+                                continuous_update=False, layout=w.Layout(width="70%"))
+        self.apply_button = w.Button(description="filter", layout=w.Layout(width="90px"))
+        self.error_view = w.HTML()
+        self.counts_view = w.HTML()
+        self.table = w.VBox()
+        self.prev_button = w.Button(description="◀ prev", layout=w.Layout(width="80px"))
+        self.next_button = w.Button(description="next ▶", layout=w.Layout(width="80px"))
+        self.page_label = w.HTML()
+        self.detail = w.VBox()
+        self.children = [w.HBox([self.query_box, self.apply_button]), self.error_view, self.counts_view, self.table,
+                         w.HBox([self.prev_button, self.page_label, self.next_button]), self.detail]
+        self.apply_button.on_click(lambda _b: self._submit())
+        self.query_box.observe(lambda _c: self._submit(), names="value")
+        self.prev_button.on_click(lambda _b: self._spawn_goto(self.page - 1))
+        self.next_button.on_click(lambda _b: self._spawn_goto(self.page + 1))
+
+    def _submit(self) -> None:
+        self.query = self.query_box.value
+        self._task.cancel()  # a reload replaces whatever was loading
+        self._task = self._runner.spawn(lambda: self._locked(self._reload))
+
+    def _spawn_goto(self, page: int) -> None:
+        self._task = self._runner.spawn(lambda: self._locked(lambda: self._goto(page)))
+
+    # ------------------------------------------------------------------ loading (on the client's loop)
+
+    async def _locked(self, factory: Callable[[], Awaitable[None]]) -> None:
+        """Run one load at a time: they share the listing iterator."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await factory()
+
+    async def _reload(self) -> None:
+        close = getattr(self._iter, "aclose", None)
+        if close is not None:
+            await close()
+        self._cache, self._iter, self._exhausted, self.page, self.rows = [], None, False, 0, []
+        self.status_counts, self.total = {}, None
+        self.error_view.value = "<i>loading…</i>"
+        try:
+            self.total = await self.client.count_workflows(self.query)
+        except Exception as error:  # noqa: BLE001 - the query is the user's; show why it is wrong
+            self._show_error(getattr(error, "message", None) or str(error))
+            return
+        self.error = self.error_position = None
+        self.error_view.value = ""
+        where, _tail = split_query(self.query)
+        for name in STATUS_NAMES:
+            condition = f"ExecutionStatus = '{name}'"
+            self.status_counts[name] = await self.client.count_workflows(
+                f"({where}) AND {condition}" if where else condition)
+        self._iter = self.client.list_workflows(self.query, page_size=self.page_size).__aiter__()
+        await self._goto(0)
+
+    async def _goto(self, page: int) -> None:
+        page = max(0, page)
+        want = (page + 1) * self.page_size
+        while len(self._cache) < want and not self._exhausted and self._iter is not None:
+            try:
+                self._cache.append(await self._iter.__anext__())
+            except StopAsyncIteration:
+                self._exhausted = True
+        last_page = max(0, (len(self._cache) - 1) // self.page_size)
+        if self._exhausted:
+            page = min(page, last_page)
+        self.page = page
+        self.rows = self._cache[page * self.page_size:(page + 1) * self.page_size]
+        self._render()
+
+    # ------------------------------------------------------------------ rendering
+
+    def _show_error(self, message: str) -> None:
+        found = _POSITION.search(message)
+        self.error = message
+        self.error_position = int(found.group(1)) if found else None
+        caret = ""
+        if self.error_position is not None:
+            caret = "\n" + " " * self.error_position + "^"
+        self.error_view.value = (f"<pre class='spindle-query-error' style='color:#c62828;background:#fff5f5;"
+                                 f"padding:4px;margin:2px 0'>{escape(self.query)}{caret}\n{escape(message)}</pre>")
+        self.counts_view.value = ""
+        self.table.children = []
+        self.page_label.value = ""
+
+    def _render(self) -> None:
+        badges = " ".join(status_badge(_PALETTE_KEY[name], f"{name} {count}")
+                          for name, count in self.status_counts.items())
+        self.counts_view.value = (f"<div style='font:13px sans-serif;margin:4px 0'><b>{self.total}</b> matching "
+                                  f"&nbsp;{badges}</div>")
+        header = w.HTML("<div style='display:flex;font:600 12px sans-serif;color:#546e7a'>" + "".join(
+            f"<div style='width:{width}'>{name}</div>" for name, width in _COLUMNS) + "</div>")
+        rows: list[w.Widget] = [header]
+        for index, desc in enumerate(self.rows):
+            status = _status_name(desc)
+            cells = [status_badge(_PALETTE_KEY.get(status, ""), status), escape(desc.id),
+                     escape(desc.workflow_type), _time(desc.start_time), _time(desc.close_time),
+                     str(desc.history_length)]
+            html = w.HTML("<div style='display:flex;font:12px sans-serif'>" + "".join(
+                f"<div style='width:{width};overflow:hidden;white-space:nowrap'>{cell}</div>"
+                for cell, (_name, width) in zip(cells, _COLUMNS)) + "</div>")
+            button = w.Button(description="open", layout=w.Layout(width="60px", height="22px"))
+            button.on_click(lambda _b, i=index: self.open_row(i))
+            rows.append(w.HBox([html, button]))
+        old = self.table.children
+        self.table.children = rows
+        for widget in old:
+            _close_tree(widget)
+        shown = f"{self.page * self.page_size + 1}–{self.page * self.page_size + len(self.rows)}" if self.rows else "0"
+        self.page_label.value = (f"<span style='font:12px sans-serif;padding:0 8px'>page {self.page + 1} · "
+                                 f"rows {shown} of {self.total}</span>")
+        self.prev_button.disabled = self.page == 0
+        self.next_button.disabled = self._exhausted and (self.page + 1) * self.page_size >= len(self._cache)
