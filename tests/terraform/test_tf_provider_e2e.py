@@ -155,6 +155,9 @@ def test_destroy_with_running_executions_needs_force_destroy(make_tf: MakeTf, sp
     tf.write(provider_block(spindle_server.address) + body % "")
     tf.run("init")
     tf.run("apply", "-auto-approve")
+    # unset retention (server default), description, search attributes: no perpetual diff
+    tf.run("plan", "-detailed-exitcode", expect=0)
+    assert api.describe("tf-busy").retention_ms > 0
     api.start_workflow("tf-busy", "wf-1")
     api.start_workflow("tf-busy", "wf-2")
 
