@@ -322,6 +322,7 @@ def test_dev_overrides_config_works_without_init(make_tf: MakeTf, provider_insta
 
 def test_tls_and_api_key(make_tf: MakeTf, spindle_server: DevServer, api: Api, tmp_path: Path) -> None:
     """Through a TLS gateway that checks the API key: CA file + server name, skip-verify, and refusals."""
+    pytest.importorskip("cryptography", reason="cryptography (via google-auth) makes the test certificate")
     cert, key = self_signed_certificate("spindle.test")
     (tmp_path / "ca.pem").write_bytes(cert)
     proxy = TlsAuthProxy(spindle_server.address, cert, key, api_key="s3cret")
