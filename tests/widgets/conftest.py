@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import sys
 
 from collections.abc import AsyncIterator
@@ -10,22 +9,12 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures"
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sdk import Client, History, Worker, dsl  # noqa: E402
 
 import widget_workflows as ww  # noqa: E402
-
-QUEUE = "widgets"
-
-
-def load(name: str) -> History:
-    """A recorded history from ``fixtures/`` (``.json`` or ``.json.gz``)."""
-    path = FIXTURES / name
-    data = path.read_bytes()
-    return History.from_json(gzip.decompress(data) if name.endswith(".gz") else data)
+from widget_fixtures import QUEUE, load  # noqa: E402
 
 
 @pytest.fixture

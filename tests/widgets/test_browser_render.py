@@ -19,7 +19,7 @@ import pytest
 from sdk import dsl
 from widgets import DagView, HistoryGraph
 
-from conftest import FIXTURES, load
+from widget_fixtures import FIXTURES, load
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -9,7 +9,7 @@ import pytest
 from sdk import dsl
 from widgets import DagView
 
-from conftest import FIXTURES, load
+from widget_fixtures import FIXTURES, load
 
 NODE = re.compile(r'class="spindle-node(?: selected)?" data-node-id="([^"]+)" data-status="([^"]*)"')
 

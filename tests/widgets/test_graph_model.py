@@ -12,7 +12,7 @@ from widgets._history_render import collapse_workflow_tasks, history_svg
 from widgets._payloads import decode_payload, failure_text
 from widgets._timeline import timeline_svg
 
-from conftest import FIXTURES, load
+from widget_fixtures import FIXTURES, load
 
 NODE = re.compile(r'class="spindle-node(?: selected)?"')
 

@@ -13,7 +13,7 @@ from sdk import Client, Worker
 from widgets import DagView, HistoryGraph, background
 
 import widget_workflows as ww
-from conftest import QUEUE
+from widget_fixtures import QUEUE
 
 
 async def _until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:

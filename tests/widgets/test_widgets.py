@@ -13,7 +13,7 @@ from widgets._browser import split_query
 from widgets._export import EMBED_NAME
 
 import widget_workflows as ww
-from conftest import QUEUE
+from widget_fixtures import QUEUE
 
 
 def test_detail_panel_truncates_and_shows_full_text(kitchen: History) -> None:
