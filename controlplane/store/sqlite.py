@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import queue
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Sequence
 from typing import Any, Callable, TypeVar
@@ -113,18 +116,23 @@ class _Pending:
 
 
 class SqliteStore(Store):
-    """Store on one SQLite file (or ``:memory:`` for tests: then one shared in-memory database)."""
+    """Store on one SQLite file (or ``:memory:`` for tests: then a private file in RAM-backed temp storage)."""
 
     name = "sqlite"
 
     def __init__(self, path: str, *, max_batch: int = 512) -> None:
         self.path = path
         self.max_batch = max_batch
+        self._tmpdir: str | None = None
         if path == ":memory:":
-            import uuid
-
-            self._dsn = f"file:spindle-{uuid.uuid4().hex}?mode=memory&cache=shared"
-            self._uri = True
+            # Not a shared-cache in-memory database: shared cache locks whole tables and a reader
+            # meeting the writer fails at once with SQLITE_LOCKED ("database table is locked";
+            # busy_timeout does not apply). A throwaway WAL file (in /dev/shm when there is one)
+            # gives readers snapshots that never block the writer. Removed on close().
+            shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+            self._tmpdir = tempfile.mkdtemp(prefix="spindle-memory-", dir=shm)
+            self._dsn = os.path.join(self._tmpdir, "spindle.db")
+            self._uri = False
         else:
             self._dsn = path
             self._uri = False
@@ -183,6 +191,9 @@ class SqliteStore(Store):
         if self._keepalive is not None:
             self._keepalive.close()
             self._keepalive = None
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
 
     # ------------------------------------------------------------------ helpers
     def _reader(self) -> sqlite3.Connection:
