@@ -1,0 +1,31 @@
+"""Testing tools: a time-skipping in-process environment, a replayer and an activity runner.
+
+```python
+from sdk.testing import WorkflowEnvironment, Replayer, ActivityEnvironment
+
+async with await WorkflowEnvironment.start_time_skipping() as env:
+    async with Worker(env.client, task_queue="q", workflows=[W], activities=[a]):
+        await env.client.execute_workflow(W.run, id="w", task_queue="q")  # a 14-day timer takes ms
+await Replayer(workflows=[W]).replay_workflow(history)   # raises NonDeterminismError
+```
+
+The pytest plugin (``sdk.testing.pytest_plugin``, registered as entry point
+``spindle``) provides the ``spindle_env`` and ``spindle_client`` fixtures.
+"""
+
+from sdk.exceptions import NonDeterminismError
+from sdk.testing._activity_env import ActivityEnvironment, default_info
+from sdk.testing._environment import WorkflowEnvironment
+from sdk.testing._replayer import Replayer, ReplayReport, ReplayResult, UnknownWorkflowTypeError, load_history
+
+__all__ = [
+    "WorkflowEnvironment",
+    "Replayer",
+    "ReplayReport",
+    "ReplayResult",
+    "UnknownWorkflowTypeError",
+    "ActivityEnvironment",
+    "NonDeterminismError",
+    "default_info",
+    "load_history",
+]
