@@ -25,6 +25,10 @@ GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
     ("grpc.max_send_message_length", 64 * 1024 * 1024),
     ("grpc.so_reuseport", 0),
+    # gRPC core cancels calls that wait unaccepted beyond 1,000 by default; thousands of
+    # concurrent long polls (workers, handle.result()) are normal here.
+    ("grpc.server.max_pending_requests", 20_000),
+    ("grpc.server.max_pending_requests_hard_limit", 40_000),
 ]
 
 
@@ -104,12 +108,15 @@ def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowService
                           _name: str = name) -> Any:
             remaining = context.time_remaining()
             loop = asyncio.get_running_loop()
+            started = loop.time()
             deadline = loop.time() + remaining if remaining is not None else None
             try:
                 return await _m(request, deadline)
             except ServiceError as e:
                 await context.abort(e.code, e.message)
             except asyncio.CancelledError:
+                log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
+                         loop.time() - started)
                 raise
             except Exception as e:  # noqa: BLE001 - reported as INTERNAL, logged with its stack
                 log.exception("%s failed", _name)
