@@ -136,21 +136,6 @@ class CommandsMixin:
             elif t == pb.COMMAND_TYPE_RECORD_MARKER:
                 if not a.marker_name:
                     return f"{where}.marker_name: required"
-            if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
-                ns = self.namespaces.by_id(st.namespace_id)
-                from controlplane.errors import InvalidArgument, ServiceError
-                from controlplane.frontend._validate import check_search_attributes
-
-                if t == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION and a.namespace:
-                    try:
-                        ns = self.namespaces.get(a.namespace)
-                    except ServiceError:
-                        pass  # reported above
-                if ns is not None:
-                    try:
-                        check_search_attributes(ns, a.search_attributes, f"{where}.search_attributes")
-                    except InvalidArgument as e:
-                        return e.message
             elif t == pb.COMMAND_TYPE_ACCEPT_UPDATE:
                 if a.update_id not in st.pending_updates:
                     return f"{where}.update_id: no pending update {a.update_id!r}"
@@ -161,6 +146,22 @@ class CommandsMixin:
             elif t == pb.COMMAND_TYPE_COMPLETE_UPDATE:
                 if a.update_id not in accepted or a.update_id in st.completed_updates:
                     return f"{where}.update_id: update {a.update_id!r} was not accepted or is already completed"
+            # search attributes must be registered and typed as at start (checked by the frontend there)
+            if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
+                from controlplane.errors import InvalidArgument, ServiceError
+                from controlplane.frontend._validate import check_search_attributes
+
+                ns = self.namespaces.by_id(st.namespace_id)
+                if t == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION and a.namespace:
+                    try:
+                        ns = self.namespaces.get(a.namespace)
+                    except ServiceError:
+                        pass  # reported above
+                if ns is not None:
+                    try:
+                        check_search_attributes(ns, a.search_attributes, f"{where}.search_attributes")
+                    except InvalidArgument as e:
+                        return e.message
         if size > self.config.max_payload_bytes * 4:
             return f"commands: {size} bytes in one task is over the limit"
         return None
