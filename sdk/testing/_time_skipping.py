@@ -34,6 +34,9 @@ _QUIET_TURNS = 8
 _BUSY_POLL = 0.001
 # Real seconds the auto skipper waits before re-checking when no timer exists at all.
 _NOTHING_DUE_POLL = 0.005
+# Real seconds ``sleep`` lets tasks sit in a queue with nothing else going on before it
+# concludes that no worker polls that queue and moves time anyway.
+_STALLED_BACKLOG = 0.5
 
 
 class TimeSkipper:
@@ -100,8 +103,9 @@ class TimeSkipper:
         """Advance virtual time by exactly ``seconds``, firing due timers in order.
 
         Returns once the clock reads the target time and the work triggered by the
-        timers fired on the way has settled (the engine is idle), or, if a worker is
-        busy with a long task, once that task is done.
+        timers fired on the way has settled (the engine is idle; a task a worker is
+        running is waited for). Tasks that sit in a queue nobody polls (no worker
+        running) are waited for only briefly, then time moves on without them.
 
         Raises:
             ValueError: ``seconds`` is negative.
@@ -111,26 +115,46 @@ class TimeSkipper:
         async with self._lock:
             target = self._clock.now_ms() + int(round(seconds * 1000))
             while True:
-                await self._wait_quiet()
+                await self._wait_quiet(stall=_STALLED_BACKLOG)
                 nxt = await self._engine.next_timer_ms()
                 if nxt is None or nxt > target:
                     break
-                await self._jump(nxt)
-            await self._jump(target)
+                await self._jump(nxt, stall=_STALLED_BACKLOG)
+            await self._jump(target, stall=_STALLED_BACKLOG)
 
-    async def _jump(self, to_ms: int) -> None:
+    async def _jump(self, to_ms: int, *, stall: float | None = None) -> None:
         """Set the clock to ``to_ms`` (if later), fire what is due and wait for it to settle."""
         self._clock.set(to_ms)
         self._engine.wake_timers()
-        await self._wait_quiet()
+        await self._wait_quiet(stall=stall)
 
-    async def _wait_quiet(self) -> None:
-        """Wait until the engine is idle over several loop turns and nothing due is unfired."""
+    def _only_backlog(self) -> bool:
+        """Busy only because tasks wait in a queue (nothing handed out, nothing being written)."""
         engine = self._engine
+        return not engine.outstanding_tasks and not getattr(engine, "in_flight", 0)
+
+    async def _wait_quiet(self, *, stall: float | None = None) -> None:
+        """Wait until the engine is idle over several loop turns and nothing due is unfired.
+
+        With ``stall`` (real seconds), also return once tasks have sat in a queue for that
+        long with nothing else going on: no worker polls that queue, and waiting longer
+        would hang the caller.
+        """
+        engine = self._engine
+        loop = asyncio.get_running_loop()
         quiet = 0
+        stalled_since: float | None = None
         while quiet < _QUIET_TURNS:
             if not engine.is_idle():
                 quiet = 0
+                if stall is not None and self._only_backlog():
+                    now = loop.time()
+                    if stalled_since is None:
+                        stalled_since = now
+                    elif now - stalled_since >= stall:
+                        return
+                else:
+                    stalled_since = None
                 await asyncio.sleep(_BUSY_POLL)
                 continue
             if quiet == 0:

@@ -23,7 +23,7 @@ __all__ = ["spindle_env", "spindle_client"]
 try:
     from pytest_asyncio import fixture as _async_fixture
 except ImportError:  # pragma: no cover - the plugin must not break pytest without pytest-asyncio
-    _async_fixture = pytest.fixture
+    _async_fixture = pytest.fixture  # type: ignore[assignment]
 
 
 @_async_fixture

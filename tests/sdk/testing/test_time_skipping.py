@@ -257,3 +257,16 @@ async def test_local_environment_uses_the_real_clock() -> None:
         before = env.now()
         await env.sleep(0.05)
         assert env.now() > before
+
+
+async def test_env_sleep_moves_time_even_when_no_worker_polls() -> None:
+    async with await WorkflowEnvironment.start_time_skipping() as env:
+        q = _q()
+        t0 = env.now()
+        handle = await env.client.start_workflow(ShortSleeper.run, 60.0, id="no-worker-yet", task_queue=q)
+        await env.sleep(timedelta(hours=1))  # the first workflow task waits in the queue meanwhile
+        assert env.now() - t0 == timedelta(hours=1)
+        async with Worker(env.client, task_queue=q, workflows=[ShortSleeper]):
+            end = datetime.fromisoformat(await handle.result())
+    # the workflow started its 60 s timer only when a worker picked its first task up
+    assert abs((end - t0).total_seconds() - 3660) < 1.0
