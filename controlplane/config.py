@@ -26,6 +26,24 @@ class ServerConfig:
     sticky_schedule_to_start_timeout: float = 5.0
     #: Largest accepted payload (one request's payloads together), bytes.
     max_payload_bytes: int = 2 * 1024 * 1024
+    #: Payloads larger than this (serialized, bytes) are moved to the blob store and the
+    #: history holds a reference (only when ``blob_store_uri`` is set). See docs/ARCHIVAL.md.
+    large_payload_threshold_bytes: int = 256 * 1024
+    #: With a blob store, the largest accepted request payloads that get offloaded (each
+    #: and together); ``max_payload_bytes`` then applies to what stays inline. gRPC
+    #: messages are limited to 64 MiB (controlplane/server.py).
+    max_offloaded_payload_bytes: int = 64 * 1024 * 1024
+    #: Blob store for large payloads: ``file:///dir`` or ``gs://bucket/prefix`` ("" = none;
+    #: ``spindle server start-dev`` defaults to a folder next to the database).
+    blob_store_uri: str = ""
+    #: Archive of closed runs for namespaces without their own ``archival_uri``
+    #: (``file:///dir`` or ``gs://bucket/prefix``; "" = delete without archiving).
+    archive_uri: str = ""
+    #: Seconds before a retention whose archive write failed is tried again (the run
+    #: is never deleted unarchived).
+    archival_retry_interval: float = 60.0
+    #: Seconds one object-store request (archive or blob, retries included) may take.
+    object_store_timeout: float = 30.0
     #: Longest accepted workflow id, activity id, type name, task queue name, etc.
     max_id_length: int = 1000
     #: History length at which a warning is logged for an execution.

@@ -8,6 +8,9 @@ gRPC adapter and the embedded stub turn those into gRPC statuses.
 from __future__ import annotations
 
 import asyncio
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
@@ -23,6 +26,8 @@ from ._validate import check_enum, check_payloads, check_search_attributes, chec
 
 VERSION = "0.1.0"
 
+M = TypeVar("M", bound=Message)
+
 
 class FrontendService:
     def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine) -> None:
@@ -30,6 +35,14 @@ class FrontendService:
         self.config = config
         self.namespaces = namespaces
         self.engine = engine
+
+    async def _intake(self, req: M, field: str) -> M:
+        """``req`` with payloads above the large-payload threshold moved to the blob store (a copy)."""
+        return await self.engine.archival.payloads.intake(req, field)
+
+    async def _out(self, resp: M) -> M:
+        """Expand blob references in a response, so clients and workers see the original payloads."""
+        return await self.engine.archival.payloads.expand(resp)
 
     def _poll_timeout(self, deadline: float | None) -> float:
         t = self.config.long_poll_timeout
@@ -115,6 +128,7 @@ class FrontendService:
 
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
                                      ) -> svc.StartWorkflowExecutionResponse:
+        req = await self._intake(req, "input")
         ns = self._check_start(req)
         async with self.engine.admit_start():
             run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
@@ -122,6 +136,7 @@ class FrontendService:
 
     async def SignalWithStartWorkflowExecution(self, req: svc.SignalWithStartWorkflowExecutionRequest, deadline: float | None
                                                ) -> svc.SignalWithStartWorkflowExecutionResponse:
+        req = await self._intake(req, "start.input")
         ns = self._check_start(req.start)
         require_id(req.signal_name, "signal_name", self.config)
         check_payloads(self.config, "signal_input", req.signal_input)
@@ -134,6 +149,7 @@ class FrontendService:
         ns = self.namespaces.get(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.signal_name, "signal_name", self.config)
+        req = await self._intake(req, "input")
         check_payloads(self.config, "input", req.input, req.header)
         await self.engine.signal(ns, req.workflow_execution, req.signal_name, req.input, req.header, req.identity,
                                  req.request_id)
@@ -143,16 +159,18 @@ class FrontendService:
         ns = self.namespaces.get(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         require_id(req.query.query_type, "query.query_type", self.config)
+        req = await self._intake(req, "query.query_args")
         check_payloads(self.config, "query.query_args", req.query.query_args)
-        return await self.engine.query(ns, req)
+        return await self._out(await self.engine.query(ns, req))
 
     async def UpdateWorkflowExecution(self, req: svc.UpdateWorkflowExecutionRequest, deadline: float | None
                                       ) -> svc.UpdateWorkflowExecutionResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.request.name, "request.name", self.config)
+        req = await self._intake(req, "request.input")
         check_payloads(self.config, "request.input", req.request.input)
-        return await self.engine.update(ns, req)
+        return await self._out(await self.engine.update(ns, req))
 
     async def RequestCancelWorkflowExecution(self, req: svc.RequestCancelWorkflowExecutionRequest, deadline: float | None
                                              ) -> svc.RequestCancelWorkflowExecutionResponse:
@@ -165,6 +183,7 @@ class FrontendService:
                                          ) -> svc.TerminateWorkflowExecutionResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
         await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)
         return svc.TerminateWorkflowExecutionResponse()
@@ -173,7 +192,11 @@ class FrontendService:
                                         ) -> svc.DescribeWorkflowExecutionResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
-        return await self.engine.describe(ns, req.execution)
+        try:
+            resp = await self.engine.describe(ns, req.execution)
+        except NotFound:
+            resp = await self.engine.archival.describe(ns, req.execution)  # retention deleted it: read the archive
+        return await self._out(resp)
 
     async def GetWorkflowExecutionHistory(self, req: svc.GetWorkflowExecutionHistoryRequest, deadline: float | None
                                           ) -> svc.GetWorkflowExecutionHistoryResponse:
@@ -185,7 +208,11 @@ class FrontendService:
         limit = loop.time() + (self.config.long_poll_timeout if req.wait_new_event else 0)
         if deadline is not None:
             limit = min(limit, deadline - 0.2)
-        return await self.engine.get_history(ns, req, limit)
+        try:
+            resp = await self.engine.get_history(ns, req, limit)
+        except NotFound:
+            resp = await self.engine.archival.read_history(ns, req)  # retention deleted it: read the archive
+        return await self._out(resp)
 
     async def ListWorkflowExecutions(self, req: svc.ListWorkflowExecutionsRequest, deadline: float | None
                                      ) -> svc.ListWorkflowExecutionsResponse:
@@ -260,7 +287,7 @@ class FrontendService:
             else:
                 resp = await self.engine.record_workflow_task_started(ref, req.identity, sticky=req.sticky)
             if resp is not None:
-                return resp
+                return await self._out(resp)
 
     async def PollActivityTaskQueue(self, req: svc.PollActivityTaskQueueRequest, deadline: float | None
                                     ) -> svc.PollActivityTaskQueueResponse:
@@ -280,12 +307,13 @@ class FrontendService:
                 return svc.PollActivityTaskQueueResponse()
             resp = await self.engine.record_activity_task_started(ref, req.identity)
             if resp is not None:
-                return resp
+                return await self._out(resp)
 
     async def RespondWorkflowTaskCompleted(self, req: svc.RespondWorkflowTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondWorkflowTaskCompletedResponse:
+        req = await self._intake(req, "commands")
         check_payloads(self.config, "commands", *[c for c in req.commands])
-        return await self.engine.respond_workflow_task_completed(req)
+        return await self._out(await self.engine.respond_workflow_task_completed(req))
 
     async def RespondWorkflowTaskFailed(self, req: svc.RespondWorkflowTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondWorkflowTaskFailedResponse:
@@ -294,27 +322,32 @@ class FrontendService:
 
     async def RespondQueryTaskCompleted(self, req: svc.RespondQueryTaskCompletedRequest, deadline: float | None
                                         ) -> svc.RespondQueryTaskCompletedResponse:
+        req = await self._intake(req, "query_result")
         check_payloads(self.config, "query_result", req.query_result)
         self.engine.respond_query(req)
         return svc.RespondQueryTaskCompletedResponse()
 
     async def RespondActivityTaskCompleted(self, req: svc.RespondActivityTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondActivityTaskCompletedResponse:
+        req = await self._intake(req, "result")
         check_payloads(self.config, "result", req.result)
         return await self.engine.respond_activity_completed(req)
 
     async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondActivityTaskFailedResponse:
+        req = await self._intake(req, "failure")
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
         return await self.engine.respond_activity_failed(req)
 
     async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
                                           ) -> svc.RespondActivityTaskCanceledResponse:
+        req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
         return await self.engine.respond_activity_canceled(req)
 
     async def RecordActivityTaskHeartbeat(self, req: svc.RecordActivityTaskHeartbeatRequest, deadline: float | None
                                           ) -> svc.RecordActivityTaskHeartbeatResponse:
+        req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
 

@@ -23,6 +23,7 @@ from ._tasks import (
     T_WORKFLOW_TASK,
     TM_ACTIVITY_RETRY,
     TM_ACTIVITY_TIMEOUT,
+    TM_RETENTION,
     TM_USER_TIMER,
     TM_WORKFLOW_RUN_TIMEOUT,
     TM_WORKFLOW_TASK_BACKOFF,
@@ -288,6 +289,8 @@ class ProcessingMixin:
             await self._workflow_task_backoff(t)
         elif t.kind == TM_WORKFLOW_RUN_TIMEOUT:
             await self._run_timeout(t)
+        elif t.kind == TM_RETENTION:
+            await self.retention_fired(shard, t)
         else:
             self.timer_done(t)
 

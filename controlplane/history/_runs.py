@@ -118,6 +118,7 @@ class RunsMixin:
             txn.timer_delete.append((st.run_timer.fire_time_ms, st.run_timer.task_id))
         txn.transfer.append(Task(T_CLOSE, st.namespace_id, st.workflow_id, st.run_id))
         self.visibility_task(txn)
+        self.arm_retention(txn)  # type: ignore[attr-defined]  # RetentionMixin
         pending = list(st.pending_updates.values())
         st.pending_updates.clear()
 

@@ -14,7 +14,9 @@ from ._client_ops import ClientOpsMixin, PendingQuery
 from ._commands import CommandsMixin
 from ._core import EngineCore
 from ._processing import ProcessingMixin
+from ._retention import RetentionMixin
 from ._runs import RunsMixin
+from ._tasks import TM_RETENTION, Task
 from ._workflow_tasks import WorkflowTasksMixin
 
 
@@ -24,6 +26,7 @@ class HistoryEngine(
     ActivitiesMixin,
     CommandsMixin,
     ProcessingMixin,
+    RetentionMixin,
     RunsMixin,
     EngineCore,
 ):
@@ -54,14 +57,32 @@ class HistoryEngine(
         return not any(not t.done() for t in self._background)
 
     async def next_timer_ms(self) -> int | None:
-        """The fire time of the earliest durable timer of any shard, or None when there is none."""
+        """The fire time of the earliest durable timer of any shard, or None when there is none.
+
+        Retention timers count only once due: they are housekeeping, so automatic time
+        skipping never jumps to one (closed runs would vanish under a test), but a due
+        one is still waited for.
+        """
+        now = self.clock.now_ms()
+
+        def counts(fire_ms: int, t: Task) -> bool:
+            return t.kind != TM_RETENTION or fire_ms <= now
+
         best: int | None = None
         for shard in self.shards.values():
-            if shard.timer_heap:
-                best = shard.timer_heap[0][0] if best is None else min(best, shard.timer_heap[0][0])
-            rows = await self.store.load_timer_tasks(shard.shard_id, 2**62, shard.timer_cursor, 1)
-            if rows:
-                best = rows[0].fire_time_ms if best is None else min(best, rows[0].fire_time_ms)
+            for fire_ms, _, t in shard.timer_heap:
+                if counts(fire_ms, t) and (best is None or fire_ms < best):
+                    best = fire_ms
+            after = shard.timer_cursor
+            while True:
+                rows = await self.store.load_timer_tasks(shard.shard_id, 2**62, after, 256)
+                hit = next((r for r in rows if counts(r.fire_time_ms, Task.decode(r.data))), None)
+                if hit is not None:
+                    best = hit.fire_time_ms if best is None else min(best, hit.fire_time_ms)
+                    break
+                if len(rows) < 256 or (best is not None and rows[-1].fire_time_ms >= best):
+                    break
+                after = (rows[-1].fire_time_ms, rows[-1].task_id)
         return best
 
     def wake_timers(self) -> None:

@@ -1,0 +1,34 @@
+"""Archival of closed runs and a blob store for large payloads, on a local folder or Cloud Storage.
+
+* ``ObjectStore`` (``open_object_store(uri)``): ``file:///dir`` or ``gs://bucket/prefix``.
+* ``HistoryArchiver``: writes / reads ``gzip(spindle.v1.History)`` per run.
+* ``BlobStore`` / ``PayloadOffloader``: payloads above the threshold are stored as
+  content-addressed blobs and replaced by ``spindle/blob-ref`` reference payloads.
+* ``Archival``: the three above, built from ``ServerConfig`` for one control plane.
+
+How retention, archival and large payloads behave end to end: docs/ARCHIVAL.md.
+"""
+
+from ._archive import HistoryArchiver, escape_key_part
+from ._blobs import BLOB_REF_ENCODING, BlobError, BlobStore, PayloadOffloader, is_blob_ref
+from ._objects import GcsObjectStore, LocalObjectStore, ObjectStore, ObjectStoreError, open_object_store
+from ._reads import describe_from_history, history_page
+from ._service import Archival
+
+__all__ = [
+    "Archival",
+    "BLOB_REF_ENCODING",
+    "BlobError",
+    "BlobStore",
+    "GcsObjectStore",
+    "HistoryArchiver",
+    "LocalObjectStore",
+    "ObjectStore",
+    "ObjectStoreError",
+    "PayloadOffloader",
+    "describe_from_history",
+    "escape_key_part",
+    "history_page",
+    "is_blob_ref",
+    "open_object_store",
+]

@@ -1,0 +1,108 @@
+"""Retention: archive a closed run's history, then delete the run, from a durable timer.
+
+When a run closes, ``arm_retention`` writes a ``TM_RETENTION`` timer (in the closing
+transaction) due at close time + the namespace's retention. When it fires:
+
+1. the run's events are written to the namespace's archive (its ``archival_uri``, else
+   ``ServerConfig.archive_uri``; no archive configured = skip this step);
+2. only after that write succeeded, ONE store mutation deletes the execution (events,
+   row, buffered events, the current pointer if it still points at this run), its
+   visibility row and the timer row itself.
+
+A failed archive write leaves everything in place and tries again after
+``ServerConfig.archival_retry_interval`` (and again after a restart: the timer row
+is still in the store). Nothing is ever deleted unarchived.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from typing import TYPE_CHECKING
+
+from controlplane.archival import Archival, ObjectStoreError
+from controlplane.store import Mutation
+
+from ._core import Shard
+from ._tasks import TM_RETENTION, Task
+from ._txn import Txn
+
+if TYPE_CHECKING:
+    from .engine import HistoryEngine
+
+log = logging.getLogger("spindle.retention")
+
+__all__ = ["RetentionMixin"]
+
+
+class RetentionMixin:
+    """Arming and firing retention timers."""
+
+    _archival: Archival | None = None
+
+    @property
+    def archival(self: "HistoryEngine") -> Archival:
+        """The archive and blob services (built from the engine's config on first use)."""
+        if self._archival is None:
+            self._archival = Archival(self.config)
+        return self._archival
+
+    @archival.setter
+    def archival(self, value: Archival) -> None:
+        self._archival = value
+
+    def arm_retention(self: "HistoryEngine", txn: Txn) -> None:
+        """Add the closing run's retention timer to ``txn`` (close time + namespace retention)."""
+        st = txn.state
+        ns = self.namespaces.by_id(st.namespace_id)
+        retention_ms = ns.retention_ms if ns is not None and ns.retention_ms > 0 else \
+            int(self.config.default_retention_days * 86_400_000)
+        close_ms = st.close_time_ms or txn.now_ms
+        self.new_timer(txn, TM_RETENTION, close_ms + retention_ms)
+
+    async def retention_fired(self: "HistoryEngine", shard: Shard, t: Task) -> None:
+        """Archive (if configured), then delete the run in one mutation. See the module docstring."""
+        # The store row's key; a retried timer fires at another time but deletes this row.
+        t.extra.setdefault("_row", [t.fire_time_ms, t.task_id])
+        row_key = (int(t.extra["_row"][0]), int(t.extra["_row"][1]))
+        async with self.locked(t.namespace_id, t.workflow_id):
+            st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
+            if st is None or st.running:
+                shard.timer_acks.append(row_key)  # already deleted (or, impossibly, reopened)
+                return
+            events = list(st.events)
+            close_ms = st.close_time_ms
+        ns = self.namespaces.by_id(t.namespace_id)
+        uri = self.archival.archive_uri(ns) if ns is not None else self.config.archive_uri
+        if uri:
+            try:
+                archiver = self.archival.archiver_for(ns) if ns is not None else None
+                if archiver is None:
+                    raise ValueError("the namespace is gone and no server-wide archive_uri is set")
+                await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, events, close_ms)
+            except (ObjectStoreError, ValueError, OSError) as e:
+                self._retry_retention(shard, t, e)
+                return
+        async with self.locked(t.namespace_id, t.workflow_id):
+            st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
+            if st is None:
+                shard.timer_acks.append(row_key)
+                return
+            m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
+                         delete_execution=(t.namespace_id, t.workflow_id, t.run_id),
+                         visibility_delete=[(t.namespace_id, t.run_id)], timer_delete=[row_key])
+            await self.store.apply(m)  # a StoreError propagates: the timer loop retries it
+            self.evict(st)
+            if self._current.get((t.namespace_id, t.workflow_id)) == t.run_id:
+                del self._current[(t.namespace_id, t.workflow_id)]
+            # a visibility upsert still queued for this run must not bring its row back
+            shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
+        log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "")
+
+    def _retry_retention(self: "HistoryEngine", shard: Shard, t: Task, err: BaseException) -> None:
+        delay_ms = int(self.config.archival_retry_interval * 1000)
+        log.warning("retention of %s/%s: archive write failed, run kept; retrying in %.1f s: %s",
+                    t.workflow_id, t.run_id, delay_ms / 1000, err)
+        t.fire_time_ms = self.clock.now_ms() + delay_ms
+        heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
+        shard.timer_wake.set()
