@@ -34,6 +34,11 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--namespace", action="append", default=[], help="extra namespace(s) to create at start")
     dev.add_argument("--shards", type=int, default=ServerConfig.num_shards, help="history shards (fixed per database)")
     dev.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    dev.add_argument("--blob-dir", default=None,
+                     help="folder for payloads over 256 KiB (default: DB.blobs next to the database; '' = none)")
+    dev.add_argument("--archive-uri", default="",
+                     help="archive closed runs here at retention (file:///dir or gs://bucket/prefix) for namespaces "
+                          "without their own archival_uri (default: delete without archiving)")
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
@@ -59,7 +64,11 @@ async def _run_dev(args: argparse.Namespace) -> int:
         lock.acquire()
     except LockedError as e:
         raise CliError(str(e)) from None
-    cfg = ServerConfig(num_shards=args.shards)
+    blob_dir = db + ".blobs" if args.blob_dir is None else args.blob_dir
+    if args.archive_uri and not args.archive_uri.startswith(("file:///", "gs://")):
+        raise CliError(f"--archive-uri: {args.archive_uri!r} must be file:///abs/dir or gs://bucket/prefix")
+    cfg = ServerConfig(num_shards=args.shards, archive_uri=args.archive_uri,
+                       blob_store_uri="file://" + os.path.abspath(blob_dir) if blob_dir else "")
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg)
     try:
         try:

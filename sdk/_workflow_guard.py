@@ -1,7 +1,7 @@
 """Runtime guards: non-deterministic stdlib calls raise when made by workflow code.
 
 :func:`install` (run once when ``sdk.workflow`` is imported) wraps ``time.time``,
-``time.time_ns``, ``time.sleep``, ``time.monotonic``, ``time.perf_counter``, the
+``time.time_ns``, ``time.sleep``, the
 ``random`` module's functions, ``uuid.uuid1``/``uuid.uuid4`` and
 ``datetime.datetime.now``/``utcnow``/``today`` and ``datetime.date.today``. A wrapper
 raises :class:`~sdk.exceptions.WorkflowContextError` only when the running asyncio
@@ -13,6 +13,8 @@ and the worker's own loop, the original function runs unchanged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import datetime
 import functools
 import gc
@@ -23,13 +25,13 @@ import sysconfig
 import time
 import uuid
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sdk.exceptions import WorkflowContextError
 from sdk._workflow_loop import WorkflowEventLoop
 
-__all__ = ["install", "installed"]
+__all__ = ["install", "installed", "suspended"]
 
 _installed = False
 _STDLIB_DIRS = tuple({os.path.realpath(p) + os.sep for p in
@@ -45,7 +47,22 @@ def _caller_is_stdlib(depth: int) -> bool:
     return real.startswith(_STDLIB_DIRS) and "site-packages" not in real and "dist-packages" not in real
 
 
+_suspended: contextvars.ContextVar[bool] = contextvars.ContextVar("spindle_guard_suspended", default=False)
+
+
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """Let the guarded functions run (``workflow.side_effect`` runs its function inside this)."""
+    token = _suspended.set(True)
+    try:
+        yield
+    finally:
+        _suspended.reset(token)
+
+
 def _check(name: str, alternative: str) -> None:
+    if _suspended.get():
+        return
     if isinstance(asyncio.events._get_running_loop(), WorkflowEventLoop) and not _caller_is_stdlib(3):
         raise WorkflowContextError(
             f"{name} is not deterministic and may not be called in workflow code: use {alternative}")
@@ -90,7 +107,10 @@ def install() -> None:
         return
     _installed = True
     now_alt = "workflow.now()"
-    for attr in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns"):
+    # Only the wall clock: monotonic clocks and perf_counter are used by libraries at any moment
+    # (garbage-collector callbacks, profilers, timeouts), which would fail inside workflow code.
+    # The static determinism check still flags them in workflow source.
+    for attr in ("time", "time_ns"):
         setattr(time, attr, _wrap(getattr(time, attr), f"time.{attr}()", now_alt))
     time.sleep = _wrap(time.sleep, "time.sleep()", "await workflow.sleep(...) (a durable timer)")
     for attr in ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",

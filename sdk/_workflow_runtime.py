@@ -250,7 +250,10 @@ class RuntimeServices:
                     f"workflow task started at event {self._current_task_event_id}", self._current_task_event_id)
             value = self._decode_single(data, type_hint)
         else:
-            value = fn()
+            from sdk._workflow_guard import suspended
+
+            with suspended():  # side effects are the one place non-deterministic calls belong
+                value = fn()
             data = self._converter.to_payloads([value])
         self.add_command(CommandEntry(side_effect_command(self._converter, seq, data)))
         return value
