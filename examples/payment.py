@@ -27,6 +27,7 @@ class Payment:
     amount_cents: int
     card: str
     fraud: str = "approve"  # approve | deny | slow (for the demo)
+    fraud_timeout_s: float = 30.0
 
 
 @activity.defn
@@ -65,7 +66,7 @@ class PaymentWorkflow:
                                                     retry_policy=quick)
         try:
             verdict = await workflow.execute_activity(
-                check_fraud, p, start_to_close_timeout=timedelta(seconds=30),
+                check_fraud, p, start_to_close_timeout=timedelta(seconds=p.fraud_timeout_s),
                 retry_policy=RetryPolicy(maximum_attempts=1))
         except ActivityError:  # the fraud service timed out or failed for good
             verdict = "unknown"
