@@ -13,6 +13,7 @@ import collections
 import logging
 import random as _random
 import typing
+import weakref
 import uuid as _uuid
 
 from collections.abc import Callable, Mapping, MutableMapping
@@ -202,9 +203,25 @@ def set_signal_handler(name: str, handler: Callable[..., Any] | None) -> None:
 # ---------------------------------------------------------------------------- activities
 
 
+_ACTIVITY_TYPES: "weakref.WeakKeyDictionary[Any, tuple[str, Any]]" = weakref.WeakKeyDictionary()
+
+
 def _activity_type(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
         return activity, None
+    try:
+        return _ACTIVITY_TYPES[activity]  # resolving type hints is costly; an activity's never change
+    except (KeyError, TypeError):
+        pass
+    result = _resolve_activity_type(activity)
+    try:
+        _ACTIVITY_TYPES[activity] = result
+    except TypeError:
+        pass
+    return result
+
+
+def _resolve_activity_type(activity: Any) -> tuple[str, Any]:
     d = getattr(activity, "__spindle_activity_definition__", None)
     name = getattr(d, "name", None) or getattr(activity, "__name__", None)
     if not name:
