@@ -10,6 +10,7 @@ from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
 from controlplane.errors import AlreadyExists, FailedPrecondition, NotFound, ServiceError
 from controlplane.matching import KIND_WORKFLOW, TaskRef
+from controlplane.namespaces import Namespace
 
 from ._core import Shard
 from ._runs import row_from_json
@@ -110,6 +111,19 @@ class ProcessingMixin:
         pns = self.namespaces.get(parent.namespace) if parent.namespace else self.namespaces.by_id(t.namespace_id)
         if pns is None:
             return
+        await self.notify_parent(pns, parent, close, child_namespace=st.namespace,
+                                 child=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
+                                 first_run_id=st.started.first_execution_run_id or st.run_id,
+                                 workflow_type=st.workflow_type)
+
+    async def notify_parent(self: "HistoryEngine", pns: Namespace, parent: pb.ParentExecutionInfo,
+                            close: pb.HistoryEvent, *, child_namespace: str, child: pb.WorkflowExecution,
+                            first_run_id: str, workflow_type: str) -> None:
+        """Record a child's close (``close``, its last event) in the parent's history.
+
+        Arguments are plain values so that a cluster member can run this on the
+        process that owns the parent's shard (controlplane.cluster overrides it).
+        """
         mapping = _CHILD_CLOSE.get(close.event_type)
         if mapping is None:
             return
@@ -118,24 +132,24 @@ class ProcessingMixin:
             pst = await self.load(pns.id, parent.execution.workflow_id, parent.execution.run_id)
             if pst is None or not pst.running:
                 return
-            child = pst.children.get(parent.initiated_event_id)
-            if child is None:
+            info = pst.children.get(parent.initiated_event_id)
+            if info is None:
                 return
             txn = Txn(pst, self.clock.now_ms())
-            if not child.started_event_id and not any(
+            if not info.started_event_id and not any(
                     e.event_type == pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED
                     and e.child_workflow_execution_started_event_attributes.initiated_event_id == parent.initiated_event_id
                     for e in pst.buffered):
                 txn.external(pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED, "child_workflow_execution_started_event_attributes",
                              pb.ChildWorkflowExecutionStartedEventAttributes(
-                                 namespace=st.namespace, initiated_event_id=parent.initiated_event_id,
-                                 workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id,
-                                                                         run_id=st.started.first_execution_run_id or st.run_id),
-                                 workflow_type=st.workflow_type))
+                                 namespace=child_namespace, initiated_event_id=parent.initiated_event_id,
+                                 workflow_execution=pb.WorkflowExecution(workflow_id=child.workflow_id,
+                                                                         run_id=first_run_id),
+                                 workflow_type=workflow_type))
             attrs = getattr(pb, _attr_class(attr))(
-                namespace=st.namespace, workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
-                workflow_type=st.workflow_type, initiated_event_id=parent.initiated_event_id,
-                started_event_id=child.started_event_id)
+                namespace=child_namespace, workflow_execution=child,
+                workflow_type=workflow_type, initiated_event_id=parent.initiated_event_id,
+                started_event_id=info.started_event_id)
             if etype == pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
                 attrs.result.CopyFrom(close.workflow_execution_completed_event_attributes.result)
             elif etype == pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
@@ -220,14 +234,20 @@ class ProcessingMixin:
         cause = ""
         try:
             tns = self.namespaces.get(init.namespace)
-            async with self.locked(tns.id, init.workflow_execution.workflow_id):
-                target = await self.resolve(tns.id, init.workflow_execution.workflow_id, init.workflow_execution.run_id)
-                await self._signal_locked(target, init.signal_name, init.input, init.header, "spindle-signal-external",
-                                          f"{t.run_id}:{t.event_id}",
-                                          external=pb.WorkflowExecution(workflow_id=t.workflow_id, run_id=t.run_id))
+            await self.deliver_external_signal(tns, init.workflow_execution, init.signal_name, init.input, init.header,
+                                               f"{t.run_id}:{t.event_id}",
+                                               pb.WorkflowExecution(workflow_id=t.workflow_id, run_id=t.run_id))
         except (NotFound, FailedPrecondition):
             cause = "EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND"
         await self._external_outcome(t, init.namespace, init.workflow_execution, cause, signal=True)
+
+    async def deliver_external_signal(self: "HistoryEngine", tns: Namespace, target: pb.WorkflowExecution, name: str,
+                                      payloads: pb.Payloads, header: pb.Header, request_id: str,
+                                      source: pb.WorkflowExecution) -> None:
+        """Signal ``target`` on behalf of the workflow ``source`` (a cluster member runs it on the target's owner)."""
+        async with self.locked(tns.id, target.workflow_id):
+            st = await self.resolve(tns.id, target.workflow_id, target.run_id)
+            await self._signal_locked(st, name, payloads, header, "spindle-signal-external", request_id, external=source)
 
     async def _cancel_external(self: "HistoryEngine", t: Task) -> None:
         async with self.locked(t.namespace_id, t.workflow_id):

@@ -233,6 +233,8 @@ class SpannerStore(Store):
 
     async def renew_leases(self, member_id: str, held: Mapping[int, int], now_ms: int, ttl_ms: int) -> list[int]:
         """Extend our leases; returns the shards we lost (another member took them)."""
+        if not held:
+            return []  # (an empty read-write transaction cannot commit)
         return await self._txn(leases.renew(member_id, dict(held), now_ms, ttl_ms))
 
     async def release_shard(self, shard_id: int, member_id: str, range_id: int) -> bool:

@@ -1,0 +1,12 @@
+"""Several control-plane processes on one Spanner database: membership, shard leases, routing.
+
+See ``README.md`` in this directory for the design. ``run_from_config`` backs
+``spindle server start --config FILE``; ``ClusterNode`` runs a member in-process.
+"""
+
+from ._config import ClusterConfig, ConfigError, StoreConfig, load_config, parse_config
+from ._leases import LeaseManager, assign_shards, rendezvous_owner
+from ._node import ClusterNode, make_store, run_from_config
+
+__all__ = ["ClusterConfig", "ClusterNode", "ConfigError", "LeaseManager", "StoreConfig", "assign_shards", "load_config", "make_store",
+           "parse_config", "rendezvous_owner", "run_from_config"]

@@ -1,0 +1,158 @@
+"""The YAML configuration of ``spindle server start --config FILE``.
+
+Example::
+
+    store:
+      spanner: {project: my-project, instance: spindle, database: spindle}
+      # or: sqlite: {path: ./spindle.db}     (a single member: no leases)
+    num_shards: 16
+    listen: 0.0.0.0:7233            # port 0 picks a free port
+    advertise: 10.0.0.5:7233        # how peers reach this process (default: listen, with its real port)
+    lease: {ttl: 10s, renew_interval: 2s}
+    namespaces: [default]
+    server: {long_poll_timeout: 60}  # any ServerConfig field
+    archival: {uri: gs://bucket/prefix}   # kept for the archival component
+
+Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controlplane.config import ServerConfig
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+class ConfigError(ValueError):
+    """The configuration file is invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the cluster keeps its state: a Spanner database, or one SQLite file (single member)."""
+
+    kind: str  # "spanner" | "sqlite"
+    project: str = ""
+    instance: str = ""
+    database: str = ""
+    path: str = ""
+    auto_setup: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Everything one control-plane process needs to join a cluster."""
+
+    store: StoreConfig
+    num_shards: int = 16
+    listen: str = "127.0.0.1:7233"
+    advertise: str = ""
+    member_id: str = ""
+    lease_ttl: float = 10.0
+    lease_renew_interval: float = 2.0
+    namespaces: tuple[str, ...] = ("default",)
+    server: dict[str, Any] = field(default_factory=dict)
+    archival: dict[str, Any] = field(default_factory=dict)
+    log_level: str = "warning"
+
+    def server_config(self) -> ServerConfig:
+        """The control plane's tunables (``server:`` section plus ``num_shards``)."""
+        return ServerConfig.from_dict({**self.server, "num_shards": self.num_shards}, where="server")
+
+
+def parse_duration(value: object, where: str) -> float:
+    """Seconds from a number or a string like ``500ms``/``10s``/``2m``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    m = _DURATION.match(str(value))
+    if m is None:
+        raise ConfigError(f"{where}: {value!r} is not a duration (e.g. 10s, 500ms)")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def _store(raw: object) -> StoreConfig:
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise ConfigError("store: expected exactly one of 'spanner: {project, instance, database}' or 'sqlite: {path}'")
+    (kind, body), = raw.items()
+    if not isinstance(body, dict):
+        raise ConfigError(f"store.{kind}: expected a mapping")
+    if kind == "spanner":
+        missing = [k for k in ("project", "instance", "database") if not body.get(k)]
+        if missing:
+            raise ConfigError(f"store.spanner: missing {', '.join(missing)}")
+        unknown = set(body) - {"project", "instance", "database", "auto_setup"}
+        if unknown:
+            raise ConfigError(f"store.spanner: unknown key(s) {', '.join(sorted(unknown))}")
+        return StoreConfig("spanner", project=str(body["project"]), instance=str(body["instance"]),
+                           database=str(body["database"]), auto_setup=bool(body.get("auto_setup", False)))
+    if kind == "sqlite":
+        if not body.get("path"):
+            raise ConfigError("store.sqlite: missing path")
+        return StoreConfig("sqlite", path=str(body["path"]))
+    raise ConfigError(f"store: unknown kind {kind!r} (spanner or sqlite)")
+
+
+def parse_config(data: object) -> ClusterConfig:
+    """Validate a parsed YAML document."""
+    if not isinstance(data, dict):
+        raise ConfigError("the configuration must be a mapping")
+    known = {"store", "num_shards", "listen", "advertise", "member_id", "lease", "namespaces", "server", "archival",
+             "log_level"}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+    if "store" not in data:
+        raise ConfigError("store: required")
+    lease = data.get("lease") or {}
+    if not isinstance(lease, dict) or set(lease) - {"ttl", "renew_interval"}:
+        raise ConfigError("lease: expected {ttl, renew_interval}")
+    ttl = parse_duration(lease.get("ttl", 10.0), "lease.ttl")
+    renew = parse_duration(lease.get("renew_interval", min(2.0, ttl / 4)), "lease.renew_interval")
+    if renew <= 0 or ttl <= 2 * renew:
+        raise ConfigError(f"lease: ttl ({ttl}s) must be more than twice renew_interval ({renew}s)")
+    shards = data.get("num_shards", 16)
+    if not isinstance(shards, int) or shards < 1:
+        raise ConfigError(f"num_shards: expected a positive integer, got {shards!r}")
+    namespaces = data.get("namespaces", ["default"])
+    if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+        raise ConfigError("namespaces: expected a list of names")
+    server = data.get("server") or {}
+    archival = data.get("archival") or {}
+    if not isinstance(server, dict) or not isinstance(archival, dict):
+        raise ConfigError("server and archival: expected mappings")
+    cfg = ClusterConfig(store=_store(data["store"]), num_shards=shards, listen=str(data.get("listen", "127.0.0.1:7233")),
+                        advertise=str(data.get("advertise", "")), member_id=str(data.get("member_id", "")),
+                        lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),
+                        archival=dict(archival), log_level=str(data.get("log_level", "warning")))
+    try:
+        cfg.server_config()
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    return cfg
+
+
+def load_config(path: str | Path) -> ClusterConfig:
+    """Read and validate a YAML configuration file."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: {e.strerror or e}") from e
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from e
+    try:
+        return parse_config(data)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from e
+
+
+__all__ = ["ClusterConfig", "ConfigError", "StoreConfig", "load_config", "parse_config", "parse_duration"]

@@ -1,0 +1,178 @@
+"""One control-plane process of a cluster: store, engine, leases, frontend and gRPC server.
+
+``spindle server start --config FILE`` runs ``run_from_config(FILE)``. On a
+Spanner store the process joins the cluster (membership, shard leases, routing);
+on a SQLite store it is the only member and owns every shard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import uuid
+from typing import Any
+
+import grpc
+
+from controlplane.api import service_pb2_grpc
+from controlplane.clock import Clock
+from controlplane.errors import AlreadyExists
+from controlplane.frontend import FrontendService
+from controlplane.namespaces import NamespaceRegistry
+from controlplane.server import GRPC_OPTIONS, make_servicer
+from controlplane.store import Store
+
+from ._config import ClusterConfig, StoreConfig, load_config
+from ._engine import ClusterEngine, Router
+from ._frontend import ClusterFrontend
+from ._internal import InternalService
+from ._leases import LeaseManager
+from ._peers import Peers
+
+log = logging.getLogger("spindle.cluster")
+
+
+def make_store(cfg: StoreConfig) -> Store:
+    """The store a configuration names."""
+    if cfg.kind == "spanner":
+        from controlplane.store.spanner import SpannerStore
+
+        return SpannerStore(cfg.project, cfg.instance, cfg.database, auto_setup=cfg.auto_setup)
+    from controlplane.store.sqlite import SqliteStore
+
+    return SqliteStore(cfg.path)
+
+
+def _split(hostport: str) -> tuple[str, int]:
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"{hostport!r} is not HOST:PORT")
+    return host, int(port)
+
+
+class ClusterNode:
+    """A cluster member. ``start()`` serves; ``stop()`` hands its shards over and leaves."""
+
+    def __init__(self, config: ClusterConfig, store: Store | None = None, clock: Clock | None = None) -> None:
+        self.config = config
+        self.server_config = config.server_config()
+        self.store = store or make_store(config.store)
+        self.clock = clock or Clock()
+        self.namespaces = NamespaceRegistry(self.store,
+                                            default_retention_ms=int(self.server_config.default_retention_days * 86400_000))
+        self.engine = ClusterEngine(self.store, self.server_config, self.clock, self.namespaces)
+        self.inner = FrontendService(self.store, self.server_config, self.namespaces, self.engine)
+        self.peers = Peers()
+        self.member_id = config.member_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.engine.identity = self.member_id
+        self.clustered = hasattr(self.store, "claim_shard")
+        self.leases: LeaseManager | None = None
+        self.server: grpc.aio.Server | None = None
+        self.port = 0
+        self.address = ""
+        self._ns_refresh: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Open the store, bind the server, join the cluster (claims a share of the shards) and serve."""
+        await self.store.open(self.config.num_shards)
+        await self.namespaces.load()
+        for name in self.config.namespaces:
+            try:
+                await self.namespaces.ensure(name)
+            except AlreadyExists:  # another member created it just now
+                await self.namespaces.load()
+        await self.engine.start(() if self.clustered else None)
+        internal = InternalService(self.inner, self.engine, self.member_id, self.stats)
+        self.server = grpc.aio.server(options=GRPC_OPTIONS)
+        host, port = _split(self.config.listen)
+        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        if self.port == 0:
+            raise OSError(f"cannot listen on {self.config.listen}")
+        adv = self.config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{self.port}"
+        if adv.endswith(":0"):
+            adv = f"{adv[:-2]}:{self.port}"
+        self.address = adv
+        if self.clustered:
+            self.leases = LeaseManager(self.store, self.member_id, self.address, self.config.num_shards,  # type: ignore[arg-type]
+                                       ttl=self.config.lease_ttl, renew_interval=self.config.lease_renew_interval,
+                                       on_acquire=self.engine.add_shard, on_release=self.engine.remove_shard)
+            self.engine.shard_lost_hook = self.leases.shard_lost
+            self.engine.router = Router(self.engine, self.leases, self.peers)
+            frontend: Any = ClusterFrontend(self.inner, self.engine.router, internal)
+        else:
+            frontend = self.inner
+        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend), self.server)
+        self.server.add_generic_rpc_handlers((internal.handler(),))
+        await self.server.start()
+        if self.leases is not None:
+            await self.leases.start()
+            self._ns_refresh = asyncio.create_task(self._refresh_namespaces(), name="spindle-namespaces")
+
+    async def _refresh_namespaces(self) -> None:
+        """Pick up namespaces created or changed by other members."""
+        while True:
+            await asyncio.sleep(max(1.0, self.config.lease_renew_interval * 2))
+            try:
+                await self.namespaces.load()
+            except Exception as e:  # noqa: BLE001 - try again next round
+                log.warning("namespace refresh failed: %s", e)
+
+    def stats(self) -> dict[str, Any]:
+        """What this member holds and has seen (served by the internal ``stats`` operation)."""
+        leases = self.leases
+        return {"member_id": self.member_id, "address": self.address,
+                "shards": {str(s): sh.range_id for s, sh in self.engine.shards.items()},
+                "held": {str(s): r for s, r in (leases.held.items() if leases else [])},
+                "lease_stats": dict(leases.stats) if leases else {}}
+
+    async def stop(self) -> None:
+        """Hand every shard over (others take them at once), stop serving and close the store."""
+        if self._ns_refresh is not None:
+            self._ns_refresh.cancel()
+        if self.leases is not None:
+            await self.leases.stop(release=True)
+        if self.server is not None:
+            await self.server.stop(grace=1.0)
+        await self.engine.stop()
+        await self.peers.close()
+        await self.store.close()
+
+
+async def serve_until_signalled(node: ClusterNode) -> None:
+    """Start ``node``, print where it listens, and stop it on SIGINT/SIGTERM."""
+    await node.start()
+    print(f"spindle cluster member {node.member_id} listening on {node.address} "
+          f"(store {node.store.name}, {node.config.num_shards} shards)", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for s in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(s, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await node.stop()
+
+
+def run_from_config(path: str) -> int:
+    """``spindle server start --config FILE``: run one member until SIGINT/SIGTERM. Returns the exit status."""
+    from controlplane.cli import CliError
+
+    from ._config import ConfigError
+
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+    logging.basicConfig(level=getattr(logging, cfg.log_level.upper(), logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        asyncio.run(serve_until_signalled(ClusterNode(cfg)))
+    except (ValueError, OSError) as e:
+        raise CliError(str(e)) from None
+    return 0
+
+
+__all__ = ["ClusterNode", "make_store", "run_from_config", "serve_until_signalled"]

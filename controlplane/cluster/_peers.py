@@ -1,0 +1,103 @@
+"""Calling other members: one gRPC channel per peer, the internal service, error mapping.
+
+Members talk over one internal gRPC method, ``/spindle.cluster.v1.Internal/Call``,
+whose request and response are JSON objects (``{"op": ..., ...}``; protobuf values
+travel base64-encoded). It carries forwarded frontend RPCs and the few engine
+operations that cross shards (see ``_engine`` and ``_internal``). Using a generic
+handler keeps the public ``.proto`` free of cluster internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from controlplane import errors
+
+METHOD = "/spindle.cluster.v1.Internal/Call"
+_CODES: dict[grpc.StatusCode, type[errors.ServiceError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: errors.NotFound,
+    grpc.StatusCode.ALREADY_EXISTS: errors.AlreadyExists,
+    grpc.StatusCode.FAILED_PRECONDITION: errors.FailedPrecondition,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: errors.ResourceExhausted,
+    grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceeded,
+    grpc.StatusCode.UNAVAILABLE: errors.Unavailable,
+}
+#: Marks an error raised by a member that does not (or no longer) own the shard: the caller refreshes its view.
+NOT_OWNER = "is not owned by this process"
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def to_service_error(e: grpc.aio.AioRpcError) -> errors.ServiceError:
+    """The ServiceError a peer's status stands for (so the caller's client sees the same status)."""
+    cls = _CODES.get(e.code(), errors.ServiceError)
+    err = cls(e.details() or str(e.code()))
+    if cls is errors.ServiceError:
+        err.code = e.code()
+    return err
+
+
+class Peers:
+    """Channels to other members, by address."""
+
+    def __init__(self) -> None:
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._calls: dict[str, Callable[..., Awaitable[bytes]]] = {}
+
+    def _call(self, address: str) -> Callable[..., Awaitable[bytes]]:
+        fn = self._calls.get(address)
+        if fn is None:
+            ch = grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                                                             ("grpc.max_send_message_length", 64 * 1024 * 1024)])
+            self._channels[address] = ch
+            fn = ch.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
+            self._calls[address] = fn
+        return fn
+
+    async def call(self, address: str, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        """Run one internal operation on the member at ``address``; raises ServiceError (mapped status)."""
+        try:
+            raw = await self._call(address)(json.dumps(payload).encode(), timeout=timeout)
+        except grpc.aio.AioRpcError as e:
+            raise to_service_error(e) from None
+        return json.loads(raw) if raw else {}
+
+    async def close(self) -> None:
+        for ch in self._channels.values():
+            await ch.close()
+        self._channels.clear()
+        self._calls.clear()
+
+
+async def with_retry(fn: Callable[[], Awaitable[Any]], *, deadline: float, on_retry: Callable[[], Awaitable[None]],
+                     pause: float = 0.2) -> Any:
+    """Run ``fn`` until it does not raise Unavailable or ``deadline`` (event-loop time) passes.
+
+    Unavailable means the shard's owner is unknown, moving or dead; ``on_retry``
+    refreshes the cluster view before the next attempt.
+    """
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            return await fn()
+        except errors.Unavailable:
+            if loop.time() + pause >= deadline:
+                raise
+            await asyncio.sleep(pause)
+            await on_retry()
+
+
+__all__ = ["METHOD", "NOT_OWNER", "Peers", "b64", "to_service_error", "unb64", "with_retry"]

@@ -1,0 +1,92 @@
+"""Three cluster members in one process on one emulator database: leases, routing, poll fan-out, handover."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from spanner_emulator import SpannerTestInstance
+
+from _workload import MainWf, ChildWf, double, expected, result_with_retry, signal_when_running
+from controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
+from sdk import Client, Worker
+
+SHARDS = 8
+
+
+def node(inst: SpannerTestInstance, db: str, name: str) -> ClusterNode:
+    from controlplane.store.spanner import SpannerStore
+
+    cfg = ClusterConfig(store=StoreConfig("spanner", inst.project, inst.instance_id, db), num_shards=SHARDS,
+                        listen="127.0.0.1:0", member_id=name, lease_ttl=2.0, lease_renew_interval=0.3)
+    return ClusterNode(cfg, store=SpannerStore(inst.project, inst.instance_id, db, client=inst.client))
+
+
+async def wait_balanced(nodes: list[ClusterNode], timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        owned = [set(n.engine.shards) for n in nodes]
+        union = set().union(*owned)
+        if len(union) == SHARDS and sum(len(o) for o in owned) == SHARDS and all(owned):
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"shards never balanced: {owned}")
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def cluster(spanner_instance: SpannerTestInstance) -> AsyncIterator[list[ClusterNode]]:
+    db = spanner_instance.new_database_id()
+    nodes = [node(spanner_instance, db, f"m{i}") for i in range(3)]
+    await nodes[0].start()  # creates the schema, takes every shard
+    await asyncio.gather(*(n.start() for n in nodes[1:]))
+    try:
+        await wait_balanced(nodes)
+        yield nodes
+    finally:
+        for n in nodes:
+            if n.server is not None:
+                await n.stop()
+
+
+def test_assignment_is_balanced_and_mostly_stable() -> None:
+    plan = assign_shards(16, ["a", "b", "c"])
+    counts = sorted(list(plan.values()).count(m) for m in "abc")
+    assert counts == [5, 5, 6] and set(plan) == set(range(16))
+    assert assign_shards(16, ["c", "b", "a"]) == plan  # every member computes the same
+    after = assign_shards(16, ["a", "b"])
+    assert sorted(list(after.values()).count(m) for m in "ab") == [8, 8]
+    moved = sum(1 for s in range(16) if plan[s] != "c" and after[s] != plan[s])
+    assert moved <= 4  # mostly only c's shards move
+    assert rendezvous_owner(3, []) is None and assign_shards(4, []) == {}
+
+
+async def test_workflows_across_members_and_a_handover(cluster: list[ClusterNode]) -> None:
+    a, b, c = cluster
+    tq = "tq-" + uuid.uuid4().hex[:6]
+    starter = await Client.connect(a.address)  # starts and signals go through member a only
+    worker_client = await Client.connect(b.address)  # the worker polls member b only (fan-out finds every task)
+    try:
+        async with Worker(worker_client, task_queue=tq, workflows=[MainWf, ChildWf], activities=[double]):
+            ids = [f"wf-{i}" for i in range(12)]
+            for i, wid in enumerate(ids):
+                await starter.start_workflow(MainWf.run, i, 2, True, id=wid, task_queue=tq)
+            for wid in ids:
+                await signal_when_running(starter, wid, 1)
+            assert [await result_with_retry(starter, wid) for wid in ids[:6]] == [expected(i) for i in range(6)]
+            # member c leaves gracefully: a and b take its shards; the rest still finish
+            await c.stop()
+            await wait_balanced([a, b])
+            assert [await result_with_retry(starter, wid) for wid in ids[6:]] == [expected(i) for i in range(6, 12)]
+            more = [f"late-{i}" for i in range(4)]
+            for i, wid in enumerate(more):
+                await starter.start_workflow(MainWf.run, i, 1, False, id=wid, task_queue=tq)
+            assert [await result_with_retry(starter, w) for w in more] == [4 * i for i in range(4)]
+        hist = await starter.get_workflow_handle("wf-3").fetch_history()
+        assert [e.event_id for e in hist.events] == list(range(1, len(hist.events) + 1))
+        assert any(e.event_type == "ChildWorkflowExecutionCompleted" for e in hist.events)
+    finally:
+        await starter.close()
+        await worker_client.close()
