@@ -413,6 +413,13 @@ class _Builder:
         label = step_id if top_level else for_step
         kinds = [key for key in node.items if key in KIND_KEYS]
         if not kinds:
+            # A misspelt kind ("activty: ...") is the likeliest cause: point at it.
+            known = (*KIND_KEYS, *extra_keys, *_ALL_OPTIONS, *COMMON_STEP_KEYS)
+            for key in node.items:
+                if key not in known:
+                    hint = _suggest(key, KIND_KEYS)
+                    if hint:
+                        raise self.fail(f"unknown key {key!r}{hint}", node.where(key), label)
             raise self.fail(
                 f"{what} needs exactly one of {', '.join(KIND_KEYS)}; found none", node.pos, label
             )

@@ -84,6 +84,16 @@ CASES: list[tuple[str, str, str]] = [
         "<string>:7:5: step 'b': unknown key 'dependson' in a step (did you mean 'depends_on'?)",
     ),
     (
+        "misspelt_kind_key",
+        """
+        name: w
+        steps:
+          - id: a
+            activty: foo
+        """,
+        "<string>:4:5: step 'a': unknown key 'activty' (did you mean 'activity'?)",
+    ),
+    (
         "option_of_another_kind",
         """
         name: w
