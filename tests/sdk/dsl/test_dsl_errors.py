@@ -528,13 +528,17 @@ def test_invalid_document_error_message(document: str, message: str) -> None:
     assert str(caught.value) == message
 
 
+def _case(name: str) -> str:
+    return next(doc for case_name, doc, _ in CASES if case_name == name)
+
+
 def test_there_are_at_least_twenty_invalid_documents() -> None:
     assert len(CASES) >= 20
 
 
 def test_error_parts_are_attributes() -> None:
     with pytest.raises(DslError) as caught:
-        dsl.load(_doc(CASES[6][1]))
+        dsl.load(_doc(_case('unknown_step_key_did_you_mean')))
     error = caught.value
     assert isinstance(error, ValueError)
     assert (error.file, error.line, error.column, error.step) == ("<string>", 7, 5, "b")
@@ -543,7 +547,7 @@ def test_error_parts_are_attributes() -> None:
 
 def test_error_names_the_file_path(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
-    path.write_text(_doc(CASES[13][1]))
+    path.write_text(_doc(_case('unknown_depends_on')))
     with pytest.raises(DslError) as caught:
         dsl.load(path)
     assert str(caught.value) == (
