@@ -208,7 +208,9 @@ class GcsObjectStore(ObjectStore):
                 blob.upload_from_string(data, content_type="application/octet-stream", if_generation_match=0,
                                         timeout=self.timeout, retry=self._retry())
             else:
-                blob.upload_from_string(data, content_type="application/octet-stream", timeout=self.timeout)
+                # an overwrite of our own objects (same bytes on a retry) is idempotent too
+                blob.upload_from_string(data, content_type="application/octet-stream", timeout=self.timeout,
+                                        retry=self._retry())
         except gexc.PreconditionFailed:
             return  # already there (content-addressed: same bytes)
 

@@ -50,9 +50,9 @@ def describe_from_history(workflow_id: str, run_id: str, history: pb.History) ->
     Status, times, type, queue, memo, search attributes (with upserts applied) and
     parent come from the events; an archived run has nothing pending.
     """
-    info = svc.WorkflowExecutionInfo(execution=pb.WorkflowExecution(workflow_id=workflow_id, run_id=run_id),
-                                     history_length=len(history.events))
-    resp = svc.DescribeWorkflowExecutionResponse(workflow_execution_info=info)
+    resp = svc.DescribeWorkflowExecutionResponse(workflow_execution_info=svc.WorkflowExecutionInfo(
+        execution=pb.WorkflowExecution(workflow_id=workflow_id, run_id=run_id), history_length=len(history.events)))
+    info = resp.workflow_execution_info  # a live sub-message (a constructor argument would be copied)
     if not history.events:
         return resp
     first, last = history.events[0], history.events[-1]

@@ -73,7 +73,7 @@ def _build_plans() -> None:
                     continue
                 if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
                     plan[fd.number] = _MAP
-                elif fd.label == FieldDescriptor.LABEL_REPEATED:
+                elif fd.is_repeated:
                     plan[fd.number] = _REPEATED
                 else:
                     plan[fd.number] = _SINGLE

@@ -331,19 +331,19 @@ class FrontendService:
                                            ) -> svc.RespondActivityTaskCompletedResponse:
         req = await self._intake(req, "result")
         check_payloads(self.config, "result", req.result)
-        return await self.engine.respond_activity_completed(req)
+        return await self._out(await self.engine.respond_activity_completed(req))
 
     async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondActivityTaskFailedResponse:
         req = await self._intake(req, "failure")
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
-        return await self.engine.respond_activity_failed(req)
+        return await self._out(await self.engine.respond_activity_failed(req))
 
     async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
                                           ) -> svc.RespondActivityTaskCanceledResponse:
         req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
-        return await self.engine.respond_activity_canceled(req)
+        return await self._out(await self.engine.respond_activity_canceled(req))
 
     async def RecordActivityTaskHeartbeat(self, req: svc.RecordActivityTaskHeartbeatRequest, deadline: float | None
                                           ) -> svc.RecordActivityTaskHeartbeatResponse:
