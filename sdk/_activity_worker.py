@@ -122,8 +122,10 @@ class ActivityWorker:
         on_workflow_task: Callable[[svc.PollWorkflowTaskQueueResponse], None] | None,
         pollers: int = 4,
         identity: str,
+        max_tasks_per_second: float | None = None,
     ) -> None:
         self._client = client
+        self._rate = max_tasks_per_second
         self._stub = client._stub
         self._ns = client.namespace
         self._conv = client.data_converter
@@ -186,8 +188,8 @@ class ActivityWorker:
 
     def try_reserve(self, activity_type: str, task_queue: str) -> bool:
         """Reserve a slot for an eager activity this worker can run; ``False`` if it cannot."""
-        if self._stopping or activity_type not in self.registered:
-            return False
+        if self._stopping or activity_type not in self.registered or self._rate:
+            return False  # a rate-limited queue hands out every task through the server's limiter
         if task_queue and task_queue != self.task_queue:
             return False
         return self.slots.try_acquire()
@@ -203,7 +205,8 @@ class ActivityWorker:
     # ------------------------------------------------------------------ polling
 
     async def _poll_loop(self) -> None:
-        req = svc.PollActivityTaskQueueRequest(namespace=self._ns, task_queue=self.task_queue, identity=self._identity)
+        req = svc.PollActivityTaskQueueRequest(namespace=self._ns, task_queue=self.task_queue, identity=self._identity,
+                                               max_tasks_per_second=self._rate or 0.0)
         while not self._stopping:
             await self.slots.acquire()
             try:

@@ -70,6 +70,9 @@ class Worker:
         identity: names this worker in histories (default: the client's identity).
         sticky_schedule_to_start_timeout: how long the server holds a task for this
             worker's sticky queue before giving it to any worker.
+        max_task_queue_activities_per_second: a rate limit for the whole task queue's
+            activities, enforced by the server across every worker polling it (protects
+            what the activities call); ``None`` = unlimited.
 
     Raises:
         ValueError: no workflows and no activities, an empty task queue, two
@@ -94,7 +97,10 @@ class Worker:
         sticky_schedule_to_start_timeout: datetime.timedelta = datetime.timedelta(seconds=5),
         workflow_task_pollers: int = 2,
         activity_task_pollers: int = 4,
+        max_task_queue_activities_per_second: float | None = None,
     ) -> None:
+        if max_task_queue_activities_per_second is not None and max_task_queue_activities_per_second <= 0:
+            raise ValueError("max_task_queue_activities_per_second must be positive (or None for no limit)")
         if not task_queue:
             raise ValueError("Worker needs a task_queue")
         if not workflows and not activities:
@@ -144,6 +150,7 @@ class Worker:
                 on_workflow_task=ww.submit if ww is not None else None,
                 pollers=activity_task_pollers,
                 identity=self.identity,
+                max_tasks_per_second=max_task_queue_activities_per_second,
             )
             if ww is not None:
                 ww._activities = self._activity_worker
