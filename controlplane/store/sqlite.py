@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
+import re
 import queue
 import shutil
 import sqlite3
@@ -77,12 +79,39 @@ CREATE TABLE IF NOT EXISTS visibility (
   memo BLOB NOT NULL, parent_workflow_id TEXT NOT NULL, parent_run_id TEXT NOT NULL,
   PRIMARY KEY (namespace_id, run_id));
 CREATE INDEX IF NOT EXISTS vis_start ON visibility (namespace_id, start_time_ms DESC, run_id);
-CREATE INDEX IF NOT EXISTS vis_status ON visibility (namespace_id, status, start_time_ms DESC);
-CREATE INDEX IF NOT EXISTS vis_type ON visibility (namespace_id, workflow_type, start_time_ms DESC);
+DROP INDEX IF EXISTS vis_status;
+DROP INDEX IF EXISTS vis_type;
+DROP INDEX IF EXISTS vis_queue;
+CREATE INDEX IF NOT EXISTS vis_status_run ON visibility (namespace_id, status, start_time_ms DESC, run_id);
+CREATE INDEX IF NOT EXISTS vis_type_run ON visibility (namespace_id, workflow_type, start_time_ms DESC, run_id);
 CREATE INDEX IF NOT EXISTS vis_wid ON visibility (namespace_id, workflow_id);
 CREATE INDEX IF NOT EXISTS vis_close ON visibility (namespace_id, close_time_ms);
-CREATE INDEX IF NOT EXISTS vis_queue ON visibility (namespace_id, task_queue, start_time_ms DESC);
+CREATE INDEX IF NOT EXISTS vis_queue_run ON visibility (namespace_id, task_queue, start_time_ms DESC, run_id);
 """
+
+#: Custom search attributes of these types get an expression index (KeywordList is read
+#: through json_each, which no index serves). SEARCH_ATTRIBUTE_TYPE_* numbers.
+_INDEXED_SA_TYPES = frozenset({1, 2, 3, 4, 5, 6})
+_SA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _ensure_sa_indexes(conn: sqlite3.Connection, namespace_data: str) -> None:
+    """Index every scalar custom search attribute of a namespace row (idempotent).
+
+    The index expression is exactly what the list-filter compiler emits
+    (``json_extract(search_attributes, '$."Name"')``), so equality, ranges, IN and
+    STARTS_WITH on the attribute, ordered by start time, read only matching rows.
+    Attribute names are validated identifiers; one index serves every namespace.
+    """
+    try:
+        attrs = json.loads(namespace_data).get("search_attributes") or {}
+    except (ValueError, AttributeError):
+        return
+    for name, sa_type in attrs.items():
+        if int(sa_type) in _INDEXED_SA_TYPES and _SA_NAME.match(name):
+            conn.execute(f'CREATE INDEX IF NOT EXISTS "vis_sa_{name}" ON visibility (namespace_id, '
+                         f"json_extract(search_attributes, '$.\"{name}\"'), start_time_ms DESC, run_id)")
+
 
 VIS_COLUMNS = (
     "namespace_id, workflow_id, run_id, workflow_type, status, task_queue, start_time_ms, close_time_ms, "
@@ -167,6 +196,9 @@ class SqliteStore(Store):
                 f"{self.path} was created with {row[0]} shards; it cannot be opened with num_shards={num_shards} "
                 "(workflow ids hash to shards permanently)"
             )
+        with _txn(self._writer):  # databases made before search-attribute indexes existed
+            for (data,) in self._writer.execute("SELECT data FROM namespaces").fetchall():
+                _ensure_sa_indexes(self._writer, data)
         self._readers = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="spindle-sqlite-read")
         self._thread = threading.Thread(target=self._writer_loop, name="spindle-sqlite-writer", daemon=True)
         self._thread.start()
@@ -342,6 +374,7 @@ class SqliteStore(Store):
                 )
             except sqlite3.IntegrityError as e:
                 raise ConditionFailedError(f"namespace {row.name!r} already exists") from e
+            _ensure_sa_indexes(conn, row.data)
 
         await self._write(run)
 
@@ -363,6 +396,7 @@ class SqliteStore(Store):
             )
             if cur.rowcount != 1:
                 raise ConditionFailedError(f"namespace {row.name!r} changed concurrently")
+            _ensure_sa_indexes(conn, row.data)
 
         await self._write(run)
 

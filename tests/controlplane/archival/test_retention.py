@@ -71,6 +71,15 @@ async def wait_deleted(env: WorkflowEnvironment, wid: str, rid: str, timeout: fl
         await asyncio.sleep(0.02)
 
 
+async def wait_visible(env: WorkflowEnvironment, rid: str, timeout: float = 10.0) -> None:
+    """Visibility rows are written from the transfer queue shortly after the close."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not await in_visibility(env, rid):
+        assert loop.time() < end, f"{rid} never became visible"
+        await asyncio.sleep(0.02)
+
+
 async def raw_history_response(env: WorkflowEnvironment, wid: str, rid: str) -> svc.GetWorkflowExecutionHistoryResponse:
     return await env.control_plane.frontend.GetWorkflowExecutionHistory(
         svc.GetWorkflowExecutionHistoryRequest(namespace="default",
@@ -91,7 +100,8 @@ async def test_retention_archives_to_a_folder_then_deletes_and_reads_back(file_e
     rid = handle.result_run_id or (await handle.describe()).run_id
     before = await handle.fetch_history()
     described = await handle.describe()
-    assert await in_store(env, "wf-file", rid) and await in_visibility(env, rid)
+    assert await in_store(env, "wf-file", rid)
+    await wait_visible(env, rid)
 
     await env.sleep(RETENTION - timedelta(minutes=5))  # not yet
     assert await in_store(env, "wf-file", rid)
@@ -145,7 +155,8 @@ async def test_failing_archive_never_deletes_and_is_retried(fake_gcs: Any, gcs_b
         fake_gcs.stop()  # GCS is down
         await env.sleep(timedelta(days=1, minutes=1))
         await asyncio.sleep(3)  # a few real seconds for archive attempts to fail (2 s client timeout)
-        assert await in_store(env, "wf-down", rid) and await in_visibility(env, rid)
+        assert await in_store(env, "wf-down", rid)
+        await wait_visible(env, rid)
         assert await handle.fetch_history() == before
         assert not (await raw_history_response(env, "wf-down", rid)).archived
         await env.sleep(timedelta(minutes=1))  # more retries, still down
