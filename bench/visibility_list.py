@@ -129,13 +129,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     cp = await embedded.start(db, config=ServerConfig(num_shards=4))
     server = channel = None
     try:
-        await cp.stub.AddSearchAttributes(svc.AddSearchAttributesRequest(
+        stub: Any = cp.stub
+        await stub.AddSearchAttributes(svc.AddSearchAttributesRequest(
             namespace="default", search_attributes={"CustomerId": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD}))
         insert_s = await populate(cp, args.rows)
         client = Client(cp.stub, namespace="default")
         await run_real(client, args.real)
         await asyncio.sleep(0.2)  # visibility rows of the real runs are flushed in the ack batch
-        stub: Any = cp.stub
         if args.grpc:
             import grpc
 

@@ -26,6 +26,7 @@ import json
 import urllib.parse
 import weakref
 from collections.abc import Sequence
+from typing import Any
 
 from google.protobuf.message import DecodeError
 
@@ -86,7 +87,7 @@ class HistoryArchiver:
                 await self.objects.put(pointer, body)
         return key
 
-    async def _read_pointer(self, key: str) -> dict[str, object] | None:
+    async def _read_pointer(self, key: str) -> dict[str, Any] | None:
         raw = await self.objects.get(key)
         if raw is None:
             return None

@@ -60,7 +60,7 @@ class ObjectStore(abc.ABC):
         """Remove the object (no error if it does not exist)."""
 
     @abc.abstractmethod
-    async def list(self, prefix: str) -> list[str]:
+    async def list_keys(self, prefix: str) -> list[str]:
         """Keys that start with ``prefix``, sorted."""
 
 
@@ -134,7 +134,7 @@ class LocalObjectStore(ObjectStore):
         except FileNotFoundError:
             pass
 
-    async def list(self, prefix: str) -> list[str]:
+    async def list_keys(self, prefix: str) -> list[str]:
         return await _in_thread(self._list_sync, prefix)
 
     def _list_sync(self, prefix: str) -> list[str]:
@@ -242,7 +242,7 @@ class GcsObjectStore(ObjectStore):
         except gexc.NotFound:
             pass
 
-    async def list(self, prefix: str) -> list[str]:
+    async def list_keys(self, prefix: str) -> list[str]:
         return await _in_thread(self._list_sync, prefix)
 
     def _list_sync(self, prefix: str) -> list[str]:

@@ -45,10 +45,10 @@ async def _exercise(store: ObjectStore) -> None:
     assert await store.get("a/b.bin") == b"two"
     await store.put("a/c.bin", b"c")
     await store.put("z.bin", b"z")
-    assert await store.list("a/") == ["a/b.bin", "a/c.bin"]
+    assert await store.list_keys("a/") == ["a/b.bin", "a/c.bin"]
     await store.delete("a/b.bin")
     await store.delete("a/b.bin")  # idempotent
-    assert await store.list("a/") == ["a/c.bin"]
+    assert await store.list_keys("a/") == ["a/c.bin"]
     with pytest.raises(ValueError):
         await store.put("../escape", b"x")
     with pytest.raises(ValueError):
@@ -67,7 +67,7 @@ async def test_gcs_object_store(gcs_bucket: str) -> None:
     assert isinstance(store, GcsObjectStore)
     await _exercise(store)
     root = open_object_store(f"gs://{gcs_bucket}")
-    assert "some/prefix/z.bin" in await root.list("")
+    assert "some/prefix/z.bin" in await root.list_keys("")
 
 
 async def test_gcs_down_is_an_object_store_error(fake_gcs: object, gcs_bucket: str) -> None:
