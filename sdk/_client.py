@@ -27,7 +27,7 @@ from controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2
 from sdk import exceptions as E
 from sdk._converter import DataConverter, PayloadCodec
 from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from sdk._history import History
+from sdk._history import History, HistoryEvent
 from sdk._payload_visitor import decode_message, encode_message
 
 __all__ = [
@@ -50,6 +50,10 @@ _SA_PREFIX = "SEARCH_ATTRIBUTE_TYPE_"
 _QUERY_ATTR = "__spindle_query_definition__"
 _SIGNAL_ATTR = "__spindle_signal_definition__"
 _UPDATE_ATTR = "__spindle_update_definition__"
+# A definition may rewrite its start arguments (a DslWorkflow wraps its inputs with
+# its DAG): ``defn.__spindle_start_args__(args) -> args``. Looked up by name so
+# that this module never imports ``sdk.dsl``.
+_START_ARGS_ATTR = "__spindle_start_args__"
 
 
 def _default_identity() -> str:
@@ -295,6 +299,12 @@ class Client:
             options=[
                 ("grpc.max_receive_message_length", 128 * 1024 * 1024),
                 ("grpc.max_send_message_length", 128 * 1024 * 1024),
+                # gRPC's default reconnect backoff grows to 120 s: after a server restart (or a few
+                # in a row) workers and clients would keep failing fast with UNAVAILABLE long after
+                # the server is back. Retry the connection every 100 ms .. 2 s instead.
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 2000),
             ],
         )
         client = cls(service_pb2_grpc.WorkflowServiceStub(channel), namespace=namespace,
@@ -428,6 +438,10 @@ class Client:
             workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a
                 decorated function, a DSL definition, or a workflow type name.
             *args: the workflow's arguments (converted by the data converter).
+                For a DSL definition (``sdk.dsl.load(...)`` or its ``.definition``)
+                the one argument is the inputs mapping: it is checked and sent
+                with the compiled DAG (``DslWorkflow.start_input(inputs)``), so
+                the execution keeps the DAG it started with.
             id: the workflow id (unique among running executions of the namespace).
             task_queue: where workers pick the run's tasks up.
             id_reuse_policy: may a *closed* run's id be reused.
@@ -449,8 +463,13 @@ class Client:
             NamespaceNotFoundError: the client's namespace does not exist.
             RPCError: the server refused the request (e.g. an unknown search attribute).
             TypeError: an argument cannot be converted.
+            sdk.dsl.DslError: a DSL definition's inputs do not match its declarations
+                (nothing is started).
         """
         name, hint = _type_name(workflow)
+        prepare = getattr(workflow, _START_ARGS_ATTR, None) if not isinstance(workflow, str) else None
+        if prepare is not None:
+            args = tuple(prepare(args))
         conv = self.data_converter
         start = svc.StartWorkflowExecutionRequest(
             namespace=self.namespace,
@@ -523,17 +542,34 @@ class Client:
         Raises:
             RPCError: the query is malformed (``status="INVALID_ARGUMENT"``).
         """
-        token = b""
+        token: bytes | None = None
         while True:
-            req = svc.ListWorkflowExecutionsRequest(namespace=self.namespace, page_size=page_size,
-                                                    next_page_token=token, query=query)
-            resp = await self._rpc("ListWorkflowExecutions", req)
-            await self._decode(resp)
-            for info in resp.executions:
-                yield self._describe(info)
-            token = resp.next_page_token
-            if not token:
+            rows, token = await self.list_workflows_page(query, page_size=page_size, next_page_token=token)
+            for row in rows:
+                yield row
+            if token is None:
                 return
+
+    async def list_workflows_page(self, query: str = "", *, page_size: int = 100,
+                                  next_page_token: bytes | None = None
+                                  ) -> tuple[list[WorkflowExecutionDescription], bytes | None]:
+        """One page of the executions matching ``query``, and the token of the next page.
+
+        Pass the returned token back as ``next_page_token`` to read the next page;
+        it is ``None`` after the last page. A token may lead to an empty page when
+        the previous page happened to end exactly at the last row. Tokens are
+        opaque and stay valid across calls (for paging back and forth in a UI,
+        keep the token of each page).
+
+        Raises:
+            RPCError: the query is malformed or the token is not one the server
+                gave (``status="INVALID_ARGUMENT"``).
+        """
+        req = svc.ListWorkflowExecutionsRequest(namespace=self.namespace, page_size=page_size,
+                                                next_page_token=next_page_token or b"", query=query)
+        resp = await self._rpc("ListWorkflowExecutions", req)
+        await self._decode(resp)
+        return [self._describe(info) for info in resp.executions], (resp.next_page_token or None)
 
     async def count_workflows(self, query: str = "") -> int:
         """The number of executions matching ``query``.
@@ -544,6 +580,36 @@ class Client:
         resp = await self._rpc("CountWorkflowExecutions",
                                svc.CountWorkflowExecutionsRequest(namespace=self.namespace, query=query))
         return int(resp.count)
+
+    async def count_workflows_by(self, query: str = "", group_by: str | Sequence[str] = "ExecutionStatus"
+                                 ) -> dict[Any, int]:
+        """Count the executions matching ``query`` per value of ``group_by``, in one call.
+
+        ``client.count_workflows_by("WorkflowType = 'Order'")`` returns e.g.
+        ``{"Running": 3, "Completed": 40}`` (statuses by their visibility name;
+        values with no execution are absent). When ``group_by`` is a sequence of
+        field names the keys are tuples of values, one per field (the server
+        decides which fields can be grouped by; today only ``ExecutionStatus``). ``sum(result.values())`` is ``count_workflows(query)``. The query
+        must not have a ``GROUP BY`` of its own (this method adds it; ``ORDER BY``
+        is ignored).
+
+        Raises:
+            RPCError: the query is malformed or the field cannot be grouped by
+                (``status="INVALID_ARGUMENT"``; the message gives the position).
+            ValueError: ``group_by`` is empty.
+        """
+        fields = [group_by] if isinstance(group_by, str) else list(group_by)
+        if not fields or not all(fields):
+            raise ValueError("group_by: name at least one field")
+        text = f"{query} GROUP BY {', '.join(fields)}" if query.strip() else f"GROUP BY {', '.join(fields)}"
+        resp = await self._rpc("CountWorkflowExecutions",
+                               svc.CountWorkflowExecutionsRequest(namespace=self.namespace, query=text))
+        out: dict[Any, int] = {}
+        for group in resp.groups:
+            values = tuple(group.group_values)
+            key: Any = values[0] if isinstance(group_by, str) and values else values
+            out[key] = out.get(key, 0) + int(group.count)
+        return out
 
     def get_async_activity_handle(self, task_token: bytes) -> AsyncActivityHandle:
         """A handle to complete, fail or heartbeat an activity that called ``activity.raise_complete_async()``."""
@@ -700,6 +766,11 @@ class WorkflowHandle(Generic[R]):
     def workflow_id(self) -> str:
         """Alias of ``id``."""
         return self.id
+
+    @property
+    def client(self) -> Client:
+        """The :class:`Client` this handle talks through (read-only)."""
+        return self._client
 
     def __repr__(self) -> str:
         return f"WorkflowHandle(id={self.id!r}, run_id={self.run_id!r})"
@@ -903,6 +974,50 @@ class WorkflowHandle(Generic[R]):
             if not token:
                 break
         return History.from_proto(self.id, run_id, events)
+
+    async def watch_history(self, *, start_event_id: int = 1) -> AsyncIterator[HistoryEvent]:
+        """Yield the run's history events as they are written, until the run closes.
+
+        ``async for event in handle.watch_history(): ...`` first yields the events
+        already written, then waits for new ones: each call long-polls the server
+        (``GetWorkflowExecutionHistory`` with ``wait_new_event`` and the page
+        token), so nothing is fetched while the run is idle. The iteration ends
+        after the close event (completed, failed, cancelled, terminated, timed
+        out or continued-as-new; a new run is not followed). Events before
+        ``start_event_id`` are skipped. Payloads are decoded by the codec chain.
+        Break out of the loop (or cancel the task) to stop watching.
+
+        A handle without a run id watches the run that is current when the
+        watch starts.
+
+        Raises:
+            WorkflowNotFoundError: no such execution.
+            ValueError: ``start_event_id`` is below 1.
+        """
+        if start_event_id < 1:
+            raise ValueError(f"start_event_id must be at least 1, got {start_event_id}")
+        client = self._client
+        run_id = self.run_id or ""
+        if not run_id:
+            run_id = (await self.describe()).run_id
+        execution = pb.WorkflowExecution(workflow_id=self.id, run_id=run_id)
+        token = b""
+        while True:
+            req = svc.GetWorkflowExecutionHistoryRequest(namespace=client.namespace, execution=execution,
+                                                         next_page_token=token, wait_new_event=True)
+            try:
+                resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
+            except E.RPCError as e:
+                if e.status == "DEADLINE_EXCEEDED":
+                    continue  # the long poll outlived its deadline: ask again from the same place
+                raise
+            await client._decode(resp)
+            for event in resp.history.events:
+                if event.event_id >= start_event_id:
+                    yield HistoryEvent.from_proto(event)
+            if not resp.next_page_token:
+                return  # the last page of a closed run
+            token = resp.next_page_token
 
 
 class AsyncActivityHandle:

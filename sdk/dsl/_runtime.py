@@ -1,12 +1,13 @@
 """The interpreter workflow: one ``@workflow.defn`` per YAML ``name``, running its DAG.
 
 The workflow's single argument is ``{"dag": <compiled DAG JSON>, "inputs": {...}}``
-(what ``DslWorkflow.start_input`` builds), so the DAG is recorded in the
-execution's input in history and editing the YAML never changes a running
-execution. Started with the bare inputs instead (e.g. by
-``client.start_workflow(defn, inputs)``), the interpreter records the DAG it was
-loaded with in a side-effect marker in its first workflow task, which pins it
-the same way: replays read the marker, not the file.
+(what ``DslWorkflow.start_input`` builds, and what ``client.start_workflow(defn,
+inputs)`` sends), so the DAG is recorded in the execution's input in history and
+editing the YAML never changes a running execution. Started with the bare inputs
+instead (by a start by type name, a ``workflow:`` step of a parent, or an older
+client), the interpreter records the DAG it was loaded with in a side-effect
+marker in its first workflow task, which pins it the same way: replays read the
+marker, not the file.
 """
 
 from __future__ import annotations
@@ -214,4 +215,6 @@ def make_definition(dsl_workflow: DslWorkflow) -> Any:
 
     run.__name__ = run.__qualname__ = f"dsl_{dsl_workflow.name}".replace(".", "_").replace("-", "_")
     run.__doc__ = f"YAML workflow {dsl_workflow.name!r} ({dsl_workflow.file or 'text'})."
+    # client.start_workflow(wf.definition, inputs) pins the DAG too.
+    run.__spindle_start_args__ = dsl_workflow.__spindle_start_args__  # type: ignore[attr-defined]
     return workflow.defn(name=dsl_workflow.name)(run)

@@ -25,8 +25,9 @@ class DslWorkflow:
     ``Worker(workflows=[wf])`` and ``client.start_workflow(wf, inputs, ...)`` accept
     it: it carries the ``@workflow.defn`` definition of a generic interpreter
     registered under the document's ``name`` (see ``definition``). Each start sends
-    the compiled DAG with the inputs, so the execution keeps the DAG it started
-    with when the file changes later.
+    the compiled DAG with the inputs (the client calls :meth:`start_input` for
+    you), so the execution keeps the DAG it started with when the file changes
+    later.
     """
 
     def __init__(self, dag: WorkflowDag) -> None:
@@ -82,6 +83,26 @@ class DslWorkflow:
             DslError: the inputs do not match the declarations.
         """
         return {"dag": self.dag_json, "inputs": self.check_inputs(inputs)}
+
+    def __spindle_start_args__(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The start arguments the client sends for ``start_workflow(self, *args)``.
+
+        ``Client.start_workflow`` calls this (it looks the name up, so the SDK does
+        not import ``sdk.dsl``): the inputs mapping (or nothing) becomes
+        ``(self.start_input(inputs),)``, which carries the DAG. Arguments that are
+        already a start input are sent as they are.
+
+        Raises:
+            DslError: the inputs do not match the declarations.
+            TypeError: more than one argument.
+        """
+        from sdk.dsl._runtime import is_start_input
+
+        if len(args) > 1:
+            raise TypeError(f"YAML workflow {self.name!r} takes one argument (the inputs mapping), got {len(args)}")
+        if args and is_start_input(args[0]):
+            return args
+        return (self.start_input(args[0] if args else None),)
 
     @functools.cached_property
     def definition(self) -> Any:

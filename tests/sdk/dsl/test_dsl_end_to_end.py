@@ -109,8 +109,9 @@ async def test_daily_sales_end_to_end(client: Client, tmp_path: Path, monkeypatc
 async def test_bare_inputs_and_when_skip(client: Client) -> None:
     report = dsl.load(EXAMPLE)
     async with Worker(client, task_queue="analytics", workflows=[report], activities=ACTIVITIES):
-        handle = await client.start_workflow(
-            report, {"date": "2024-05-02", "regions": ["eu"], "publish": False}, id="sales-bare", task_queue="analytics"
+        handle = await client.start_workflow(  # by type name: the bare inputs are sent
+            report.name, {"date": "2024-05-02", "regions": ["eu"], "publish": False}, id="sales-bare",
+            task_queue="analytics"
         )
         result = await _result(handle)
         history = await handle.fetch_history()
@@ -123,8 +124,12 @@ async def test_wrong_input_types_fail_naming_the_input(client: Client) -> None:
     report = dsl.load(EXAMPLE)
     with pytest.raises(dsl.DslError, match=r"daily_sales.yaml:14:3: input 'date' must be of type string, got integer 5$"):
         report.start_input({"date": 5})
+    with pytest.raises(dsl.DslError, match="input 'date' must be of type string"):  # checked before starting
+        await client.start_workflow(report, {"date": 5}, id="sales-bad", task_queue="analytics")
+    assert await client.count_workflows("WorkflowId = 'sales-bad'") == 0
     async with Worker(client, task_queue="analytics", workflows=[report], activities=ACTIVITIES):
-        handle = await client.start_workflow(report, {"date": 5}, id="sales-bad", task_queue="analytics")
+        # started by type name, the bare inputs are checked by the interpreter
+        handle = await client.start_workflow(report.name, {"date": 5}, id="sales-bad", task_queue="analytics")
         with pytest.raises(WorkflowFailureError) as caught:
             await _result(handle)
     cause = caught.value.cause
