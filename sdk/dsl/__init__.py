@@ -8,22 +8,26 @@
                                                     task_queue="analytics")).result()
 
 The language is described in ``sdk/dsl/README.md``; ``sdk/dsl/schema.json`` is its
-JSON Schema, for editor completion.
+JSON Schema, for editor completion. ``dsl.from_json(dag_json)`` rebuilds a
+workflow from the compiled DAG an execution carries.
 """
 
 from __future__ import annotations
 
 import os
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sdk.dsl._build import build_dag
 from sdk.dsl._errors import STRING_SOURCE, DslError
+from sdk.dsl._model import dag_from_json
 from sdk.dsl._parser import parse_yaml
 from sdk.dsl._validate import validate_dag
 from sdk.dsl._workflow import DslWorkflow
 
-__all__ = ["DslError", "DslWorkflow", "load", "load_text"]
+__all__ = ["DslError", "DslWorkflow", "from_json", "load", "load_text"]
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -62,5 +66,30 @@ def load_text(text: str, *, file: str = STRING_SOURCE) -> DslWorkflow:
         DslError: the document is invalid.
     """
     dag = build_dag(parse_yaml(text, file), file)
+    validate_dag(dag)
+    return DslWorkflow(dag)
+
+
+def from_json(dag_json: Mapping[str, Any] | str | bytes) -> DslWorkflow:
+    """Rebuild a ``DslWorkflow`` from its compiled DAG (``DslWorkflow.dag_json``).
+
+    This is the DAG an execution carries (in its input, or its first SideEffect
+    marker), so tools can redraw, re-run or replay exactly what an execution
+    ran, without the YAML file. ``dag_json`` is the dict or its JSON text. The
+    DAG is validated again; ``from_json(wf.dag_json).dag_json == wf.dag_json``.
+
+    Raises:
+        ValueError: not a compiled DAG of a format this version understands, or
+            malformed.
+        DslError: the DAG does not validate (e.g. edited by hand).
+    """
+    if isinstance(dag_json, (str, bytes)):
+        import json
+
+        dag_json = json.loads(dag_json)
+    try:
+        dag = dag_from_json(dag_json)  # type: ignore[arg-type]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"malformed compiled DAG: {type(error).__name__}: {error}") from None
     validate_dag(dag)
     return DslWorkflow(dag)
