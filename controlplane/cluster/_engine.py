@@ -74,9 +74,60 @@ class Router:
 
 
 class ClusterEngine(HistoryEngine):
-    """A HistoryEngine whose cross-shard operations reach the shards' owners (set ``router`` before use)."""
+    """A HistoryEngine whose cross-shard operations reach the shards' owners (set ``router`` before use).
+
+    Calls that wait (history long polls, queries, updates) end with Unavailable when
+    their shard is handed over meanwhile, so the caller retries at the new owner
+    instead of waiting on state this process no longer changes.
+    """
 
     router: Router
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._released: dict[int, asyncio.Event] = {}
+
+    async def add_shard(self, shard_id: int, range_id: int) -> None:
+        self._released[shard_id] = asyncio.Event()
+        await super().add_shard(shard_id, range_id)
+
+    async def remove_shard(self, shard_id: int) -> None:
+        ev = self._released.pop(shard_id, None)
+        if ev is not None:
+            ev.set()
+        await super().remove_shard(shard_id)
+
+    async def _while_owned(self, namespace_id: str, workflow_id: str, call: Awaitable[Any]) -> Any:
+        """Await ``call`` unless the workflow's shard is handed over first (then Unavailable: retry elsewhere)."""
+        sid = self.shard_id_of(namespace_id, workflow_id)
+        if sid not in self.shards:
+            if asyncio.iscoroutine(call):
+                call.close()
+            raise Unavailable(f"shard {sid} {NOT_OWNER}")
+        released = self._released.get(sid)
+        if released is None:  # owned since start (a single member): never handed over
+            return await call
+        task = asyncio.ensure_future(call)
+        gone = asyncio.ensure_future(released.wait())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not task.done():
+                task.cancel()
+        if not task.cancelled() and task.done():
+            return task.result()
+        raise Unavailable(f"shard {sid} was handed over while waiting; retry")
+
+    async def get_history(self, ns: Namespace, req: svc.GetWorkflowExecutionHistoryRequest,
+                          deadline: float) -> svc.GetWorkflowExecutionHistoryResponse:
+        return await self._while_owned(ns.id, req.execution.workflow_id, super().get_history(ns, req, deadline))
+
+    async def query(self, ns: Namespace, req: svc.QueryWorkflowRequest) -> svc.QueryWorkflowResponse:
+        return await self._while_owned(ns.id, req.execution.workflow_id, super().query(ns, req))
+
+    async def update(self, ns: Namespace, req: svc.UpdateWorkflowExecutionRequest) -> svc.UpdateWorkflowExecutionResponse:
+        return await self._while_owned(ns.id, req.workflow_execution.workflow_id, super().update(ns, req))
 
     async def _remote(self, shard_id: int, payload: dict[str, Any], local: Callable[[], Awaitable[Any]]) -> Any:
         async def remote(address: str, left: float) -> Any:
