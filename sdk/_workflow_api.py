@@ -36,7 +36,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "DEFAULT_VERSION", "in_workflow", "info", "now", "random", "uuid4", "sleep", "wait_condition",
     "wait_for_signal", "set_signal_handler", "execute_activity", "start_activity", "execute_child_workflow",
-    "start_child_workflow", "side_effect", "get_version", "patched", "deprecate_patch", "continue_as_new",
+    "start_child_workflow", "side_effect", "record_marker", "get_version", "patched", "deprecate_patch", "continue_as_new",
     "upsert_search_attributes", "get_external_workflow_handle", "ExternalWorkflowHandle", "logger",
 ]
 
@@ -403,6 +403,27 @@ def side_effect(fn: Callable[[], T], *, type_hint: Any = None) -> T:
         except Exception:
             hint = None
     return typing.cast(T, _instance("side_effect").side_effect(fn, hint))
+
+
+def record_marker(name: str, details: Mapping[str, Any] | None = None) -> None:
+    """Record a marker named ``name`` in history, with ``details`` (name -> JSON-able value).
+
+    A plain (non-async) call for leaving an exact trace that tools read from
+    history (the YAML interpreter records a ``DslStep`` marker as steps start
+    and end; the widgets colour steps by them). The marker is written with the
+    workflow task's other commands (it costs one event, no extra round trip).
+    On replay it must be recorded again at the same point: a marker of another
+    name there, or a missing one, is a ``NonDeterminismError``; the details are
+    not compared (they are what the first execution saw). Guard new markers in
+    existing code with :func:`patched` so old histories still replay. In the
+    history each detail is one payload: ``attributes["details"][key]``.
+
+    Raises:
+        ValueError: an empty name, a name the SDK uses itself (``Version``,
+            ``SideEffect``), or a detail key that is not a non-empty string.
+        WorkflowContextError: outside a workflow or in a query/validator.
+    """
+    _instance("record_marker").record_marker(name, details or {})
 
 
 def get_version(change_id: str, min_supported: int, max_supported: int) -> int:

@@ -24,7 +24,13 @@ from sdk._statemachines._command import CommandEntry
 from sdk._statemachines.activity import ActivityMachine
 from sdk._statemachines.child_workflow import ChildWorkflowMachine
 from sdk._statemachines.external import ExternalRequestMachine
-from sdk._statemachines.markers import RecordedMarkers, side_effect_command, version_command
+from sdk._statemachines.markers import (
+    RESERVED_MARKERS,
+    RecordedMarkers,
+    custom_marker_command,
+    side_effect_command,
+    version_command,
+)
 from sdk._statemachines.timer import TimerMachine
 from sdk._workflow_defn import handler_name
 from sdk._workflow_info import WorkflowInfo
@@ -257,6 +263,16 @@ class RuntimeServices:
             data = self._converter.to_payloads([value])
         self.add_command(CommandEntry(side_effect_command(self._converter, seq, data)))
         return value
+
+    def record_marker(self, name: str, details: Mapping[str, Any]) -> None:
+        """Issue RECORD_MARKER ``name`` with ``details`` (replay matches it by name, in order)."""
+        self.require_commands_allowed("workflow.record_marker")
+        if not name or name in RESERVED_MARKERS:
+            raise ValueError(f"record_marker: the marker name must be non-empty and not one of "
+                             f"{sorted(RESERVED_MARKERS)}, got {name!r}")
+        if not all(isinstance(key, str) and key for key in details):
+            raise ValueError("record_marker: detail keys must be non-empty strings")
+        self.add_command(CommandEntry(custom_marker_command(self._converter, name, dict(details))))
 
     def get_version(self, change_id: str, min_supported: int, max_supported: int) -> int:
         """The version of ``change_id`` for this run (recorded once per run in a Version marker)."""

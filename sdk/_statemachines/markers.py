@@ -1,4 +1,4 @@
-"""Markers: ``Version`` (get_version/patched) and ``SideEffect`` commands and their events."""
+"""Markers: ``Version`` (get_version/patched), ``SideEffect`` and custom (``record_marker``) commands."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from typing import Any
 
 from controlplane.api import messages_pb2 as pb
 
-__all__ = ["VERSION_MARKER", "SIDE_EFFECT_MARKER", "version_command", "side_effect_command", "RecordedMarkers"]
+__all__ = ["VERSION_MARKER", "SIDE_EFFECT_MARKER", "RESERVED_MARKERS", "version_command", "side_effect_command",
+           "custom_marker_command", "RecordedMarkers"]
 
 VERSION_MARKER = "Version"
 SIDE_EFFECT_MARKER = "SideEffect"
+#: Names the SDK records itself; ``workflow.record_marker`` refuses them.
+RESERVED_MARKERS = frozenset({VERSION_MARKER, SIDE_EFFECT_MARKER})
 
 
 def _marker(name: str, details: dict[str, pb.Payloads]) -> pb.Command:
@@ -29,6 +32,11 @@ def version_command(converter: Any, change_id: str, version: int) -> pb.Command:
 def side_effect_command(converter: Any, seq: int, data: pb.Payloads) -> pb.Command:
     """RECORD_MARKER "SideEffect" with details ``id`` (its sequence number) and ``data``."""
     return _marker(SIDE_EFFECT_MARKER, {"id": converter.to_payloads([seq]), "data": data})
+
+
+def custom_marker_command(converter: Any, name: str, details: dict[str, Any]) -> pb.Command:
+    """RECORD_MARKER ``name`` with each detail value encoded as one payload."""
+    return _marker(name, {key: converter.to_payloads([value]) for key, value in details.items()})
 
 
 class RecordedMarkers:

@@ -295,3 +295,54 @@ async def test_start_workflow_with_a_dsl_workflow_sends_the_dag(client: Client) 
 def test_the_client_does_not_import_the_dsl() -> None:
     code = "import sys, sdk._client, sdk.client; assert 'sdk.dsl' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+# ------------------------------------------------------------------ workflow.record_marker
+
+
+@workflow.defn(name="marked")
+async def marked(n: int) -> str:
+    workflow.record_marker("Progress", {"at": n, "note": "half way"})
+    try:
+        workflow.record_marker("SideEffect", {})
+    except ValueError as error:
+        refused = str(error)
+    await workflow.execute_activity(double, n, start_to_close_timeout=FAST)
+    workflow.record_marker("Progress", {"at": n * 2})
+    return refused
+
+
+@workflow.defn(name="marked")
+async def marked_renamed(n: int) -> str:
+    workflow.record_marker("Progres", {"at": n})
+    await workflow.execute_activity(double, n, start_to_close_timeout=FAST)
+    workflow.record_marker("Progress", {"at": n * 2})
+    return ""
+
+
+@workflow.defn(name="marked")
+async def marked_without(n: int) -> str:
+    await workflow.execute_activity(double, n, start_to_close_timeout=FAST)
+    return ""
+
+
+async def test_record_marker_writes_a_named_marker_that_replay_checks(client: Client) -> None:
+    from sdk.exceptions import NonDeterminismError
+    from sdk.testing import Replayer
+
+    queue = _queue()
+    async with Worker(client, task_queue=queue, workflows=[marked], activities=[double]):
+        handle = await client.start_workflow(marked, 3, id="marked-1", task_queue=queue)
+        refused = await handle.result()
+    assert "SideEffect" in refused
+    history = await handle.fetch_history()
+    markers = [e for e in history.events if e.event_type == "MarkerRecorded"]
+    assert [m.attributes["marker_name"] for m in markers] == ["Progress", "Progress"]
+    wire = markers[0].to_proto().marker_recorded_event_attributes.details
+    assert {k: client.data_converter.from_payloads(wire[k])[0] for k in wire} == {"at": 3, "note": "half way"}
+
+    await Replayer(workflows=[marked]).replay_workflow(history)
+    with pytest.raises(NonDeterminismError, match="Progres"):
+        await Replayer(workflows=[marked_renamed]).replay_workflow(history)
+    with pytest.raises(NonDeterminismError):
+        await Replayer(workflows=[marked_without]).replay_workflow(history)

@@ -82,7 +82,7 @@ def test_workflow_module_exports() -> None:
         "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
         "ParentInfo", "RetryPolicy", "WorkflowDefinition", "WorkflowInfo", "continue_as_new", "defn",
         "deprecate_patch", "execute_activity", "execute_child_workflow", "get_external_workflow_handle",
-        "get_version", "in_workflow", "info", "logger", "now", "patched", "query", "random", "run",
+        "get_version", "in_workflow", "info", "logger", "now", "patched", "query", "random", "record_marker", "run",
         "set_signal_handler", "side_effect", "signal", "sleep", "start_activity", "start_child_workflow", "update",
         "upsert_search_attributes", "uuid4", "wait_condition", "wait_for_signal"]
     assert all(hasattr(sdk.workflow, name) for name in sdk.workflow.__all__)
