@@ -22,8 +22,17 @@ from sdk import workflow
 from sdk._retry_policy import RetryPolicy
 from sdk.dsl._errors import DslError
 from sdk.dsl._expressions import ExpressionError
-from sdk.dsl._model import FORMAT, ActivityCall, ChildWorkflowCall, Retry, WorkflowDag, dag_from_json
-from sdk.dsl._scheduler import DagFailed, DagRun, StepError
+from sdk.dsl._model import (
+    FORMAT,
+    ActivityCall,
+    ChildWorkflowCall,
+    Retry,
+    Sleep,
+    WaitForSignal,
+    WorkflowDag,
+    dag_from_json,
+)
+from sdk.dsl._scheduler import STARTED, DagFailed, DagRun, StepError, StepObserver
 from sdk.dsl._validate import check_inputs
 from sdk.exceptions import ApplicationError, FailureError
 
@@ -34,10 +43,13 @@ __all__ = [
     "DEFAULT_START_TO_CLOSE",
     "INPUT_ERROR",
     "STEP_FAILED",
+    "STEP_MARKER",
+    "STEP_MARKERS_PATCH",
     "SdkExecutor",
     "interpret",
     "is_start_input",
     "make_definition",
+    "step_marker_recorder",
 ]
 
 #: An activity step with neither start_to_close nor schedule_to_close gets this.
@@ -48,6 +60,12 @@ INPUT_ERROR = "DslInputError"
 STEP_FAILED = "DslStepFailed"
 #: ``ApplicationError.type`` of a run whose outputs could not be evaluated.
 OUTPUT_ERROR = "DslOutputError"
+#: Name of the marker each step records as it starts and ends (see ``step_marker_recorder``).
+STEP_MARKER = "DslStep"
+#: The ``workflow.patched`` id guarding step markers (runs from before them replay without).
+STEP_MARKERS_PATCH = "dsl-step-markers"
+#: Error texts in step markers are cut to this many characters.
+_MARKER_TEXT = 500
 
 
 def _delta(seconds: float | None) -> timedelta | None:
@@ -162,6 +180,30 @@ class SdkExecutor:
         return ": ".join(messages) or error_type, str(error_type)
 
 
+def step_marker_recorder(dag: WorkflowDag) -> StepObserver:
+    """A step observer that records a ``DslStep`` marker per step outcome.
+
+    Every step records exactly one marker when it ends: ``completed``,
+    ``failed`` (with the error, after any ``on_failure`` handler) or ``skipped``
+    (with the reason, ``when`` or ``trigger_rule``). A step also records
+    ``started`` when it begins, unless a command of its own already says so
+    with its step id (an activity's id is the step id) or it ends at once
+    (``set``, ``fail``): so ``workflow:``, ``sleep:`` and ``wait_for_signal:``
+    steps record two markers, the others one.
+    """
+    announce = {step.id for step in dag.steps if isinstance(step.kind, (ChildWorkflowCall, Sleep, WaitForSignal))}
+
+    def record(step_id: str, status: str, details: Mapping[str, Any]) -> None:
+        if status == STARTED and step_id not in announce:
+            return
+        fields: dict[str, Any] = {"step": step_id, "status": status}
+        for key, value in details.items():
+            fields[key] = value[:_MARKER_TEXT] if isinstance(value, str) else value
+        workflow.record_marker(STEP_MARKER, fields)
+
+    return record
+
+
 def is_start_input(arg: Any) -> bool:
     """True if ``arg`` is ``{"dag": <compiled DAG>, "inputs": ...}``."""
     return (
@@ -190,12 +232,14 @@ async def interpret(arg: Any, loaded: Mapping[str, Any]) -> dict[str, Any]:
         dag_json = workflow.side_effect(lambda: dict(loaded))
         given = arg
     dag = dag_from_json(dag_json)
+    # Runs started before step markers existed replay without them (patched is False there).
+    observer = step_marker_recorder(dag) if workflow.patched(STEP_MARKERS_PATCH) else None
     try:
         inputs = check_inputs(dag, given)
     except DslError as error:
         raise ApplicationError(str(error), type=INPUT_ERROR, non_retryable=True) from None
     try:
-        return await DagRun(dag, inputs, SdkExecutor(dag)).run()
+        return await DagRun(dag, inputs, SdkExecutor(dag), observer).run()
     except DagFailed as failed:
         cause = failed.cause if isinstance(failed.cause, BaseException) else None
         raise ApplicationError(

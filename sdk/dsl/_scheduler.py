@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -37,6 +37,8 @@ __all__ = [
     "COMPLETED",
     "FAILED",
     "SKIPPED",
+    "STARTED",
+    "StepObserver",
     "DagFailed",
     "DagRun",
     "Executor",
@@ -48,6 +50,16 @@ __all__ = [
 COMPLETED = "completed"
 FAILED = "failed"
 SKIPPED = "skipped"
+#: What a :data:`StepObserver` hears when a step begins its body (after ``when``).
+STARTED = "started"
+
+#: ``observer(step_id, status, details)``: called (synchronously, in a
+#: deterministic order) when a step starts (:data:`STARTED`) and when it ends
+#: (:data:`COMPLETED`, :data:`FAILED` after any ``on_failure`` handler, or
+#: :data:`SKIPPED` with ``details["reason"]`` ``"when"`` or ``"trigger_rule"``).
+#: A failure's details carry ``error`` (the message). Steps cancelled because
+#: the run failed, and steps that never became ready, are not reported.
+StepObserver = Callable[[str, str, Mapping[str, Any]], None]
 
 T = TypeVar("T")
 
@@ -214,10 +226,12 @@ class _Fatal(Exception):
 class DagRun:
     """One execution of a DAG. Call :meth:`run` once."""
 
-    def __init__(self, dag: WorkflowDag, inputs: Mapping[str, Any], executor: Executor) -> None:
+    def __init__(self, dag: WorkflowDag, inputs: Mapping[str, Any], executor: Executor,
+                 observer: StepObserver | None = None) -> None:
         self.dag = dag
         self.inputs = dict(inputs)
         self.executor = executor
+        self.observer = observer
         self.outcomes: dict[str, StepOutcome] = {}
         #: Step ids in the order they completed (what compensation reverses).
         self.completion_order: list[str] = []
@@ -270,17 +284,24 @@ class DagRun:
             statuses = [self.outcomes[dep].status for dep in step.depends_on]
             if not trigger_allows(step.trigger_rule, statuses):
                 self.outcomes[step.id] = StepOutcome(SKIPPED)
+                self._observe(step.id, SKIPPED, reason="trigger_rule")
                 return
             await self._attempt(step)
         finally:
             self._done[step.id].set()
+
+    def _observe(self, step_id: str, status: str, **details: Any) -> None:
+        if self.observer is not None:
+            self.observer(step_id, status, details)
 
     async def _attempt(self, step: Step) -> None:
         try:
             context = self.context()
             if step.when is not None and not render(step.when, context):
                 self.outcomes[step.id] = StepOutcome(SKIPPED)
+                self._observe(step.id, SKIPPED, reason="when")
                 return
+            self._observe(step.id, STARTED)
             if step.for_each is not None:
                 result: Any = await self._fan_out(step, context)
             else:
@@ -294,6 +315,7 @@ class DagRun:
             return
         self.outcomes[step.id] = StepOutcome(COMPLETED, result)
         self.completion_order.append(step.id)
+        self._observe(step.id, COMPLETED)
 
     async def _fan_out(self, step: Step, context: dict[str, Any]) -> list[Any]:
         items = render(step.for_each, context)
@@ -344,6 +366,7 @@ class DagRun:
         self.outcomes[step.id] = outcome
         policy = step.on_failure
         if policy.action == "continue":
+            self._observe(step.id, FAILED, error=message)
             return
         if policy.action == "handle" and policy.handler is not None:
             handler_context = self.context(error=Scope({"message": message, "type": error_type}, "error"))
@@ -358,12 +381,15 @@ class DagRun:
                     raise
                 handler_message, _ = self.executor.describe(handler_error)
                 self._aborted = True
+                self._observe(step.id, FAILED, error=message, handler_error=handler_message)
                 raise _Fatal(
                     step.id, f"{message}; then its on_failure handler failed: {handler_message}", handler_error
                 ) from handler_error
             if policy.then == "continue":
+                self._observe(step.id, FAILED, error=message, handled=True)
                 return
         self._aborted = True
+        self._observe(step.id, FAILED, error=message)
         raise _Fatal(step.id, message, error)
 
     async def _compensate(self) -> tuple[list[str], list[str]]:

@@ -8,7 +8,8 @@ writes ``fixtures/PREFIX_*.json`` (``History.to_json()``).
 The ``pre_markers_*`` files were recorded with the interpreter as it was
 before it recorded ``DslStep`` markers (commit 6be9f4b); they must never be
 re-recorded: ``test_dsl_replay_fixtures.py`` replays them to prove that old
-executions still replay under the current interpreter.
+executions still replay under the current interpreter. The ``markers_*`` files
+are the same runs with step markers (``python make_fixtures.py markers``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ async def record_all(directory: str, prefix: str) -> None:
         async with Worker(client, task_queue=QUEUE, workflows=list(wfs.values()),
                           activities=[inc, record, explode]):
             every = wfs["every_kind"]
-            bare = await client.start_workflow(every, {"n": 1}, id="every-bare", task_queue=QUEUE)
+            # by type name: bare inputs (what start_workflow(every, ...) sent before it sent start_input)
+            bare = await client.start_workflow(every.name, {"n": 1}, id="every-bare", task_queue=QUEUE)
             await bare.signal("approve", "yes")
             await bare.result()
             _save(f"{prefix}_every_kind_bare.json", await bare.fetch_history())
@@ -80,7 +82,7 @@ async def record_all(directory: str, prefix: str) -> None:
             await pinned.result()
             _save(f"{prefix}_every_kind_pinned.json", await pinned.fetch_history())
 
-            saga = await client.start_workflow(wfs["saga"], {}, id="saga-1", task_queue=QUEUE)
+            saga = await client.start_workflow(wfs["saga"].name, {}, id="saga-1", task_queue=QUEUE)
             try:
                 await saga.result()
             except Exception:  # noqa: BLE001 - it is meant to fail

@@ -17,6 +17,7 @@ from sdk.testing import Replayer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PRE_MARKERS = sorted(FIXTURES.glob("pre_markers_*.json"))
+WITH_MARKERS = sorted(FIXTURES.glob("markers_*.json"))
 
 
 def _replayer() -> Replayer:
@@ -39,3 +40,10 @@ async def test_histories_recorded_before_step_markers_replay(path: Path) -> None
 async def test_all_pre_marker_histories_replay_in_one_report() -> None:
     report = await _replayer().replay_workflows([History.from_json(p.read_text()) for p in PRE_MARKERS])
     assert report.ok, report.format()
+
+
+@pytest.mark.parametrize("path", WITH_MARKERS, ids=lambda p: p.stem)
+async def test_histories_with_step_markers_replay(path: Path) -> None:
+    history = History.from_json(path.read_text())
+    assert [e for e in history.events if e.attributes.get("marker_name") == "DslStep"]
+    await _replayer().replay_workflow(history)

@@ -452,3 +452,49 @@ async def test_two_hundred_steps_and_a_thousand_item_fan_out() -> None:
 )
 def test_trigger_rules(rule: str, statuses: list[str], runs: bool) -> None:
     assert trigger_allows(rule, statuses) is runs
+
+
+async def test_the_observer_hears_every_step_start_and_end_in_order() -> None:
+    heard: list[tuple[str, str, dict[str, Any]]] = []
+    wf = _load("""
+        name: observed
+        steps:
+          - {id: a, activity: ok, args: [1]}
+          - {id: b, set: {x: 1}, depends_on: [a], when: "${{ steps.a.result == 2 }}"}
+          - {id: c, activity: ok, depends_on: [b], args: [2]}
+          - {id: d, activity: bad, depends_on: [a], on_failure: continue}
+          - id: e
+            activity: bad
+            depends_on: [d]
+            trigger_rule: all_done
+            on_failure: {activity: ok, args: [3], then: continue}
+          - {id: f, sleep: 1s, depends_on: [e]}
+        """)
+    executor = FakeExecutor({"ok": lambda n: n, "bad": _fail("nope")})
+    run = DagRun(wf.dag, wf.check_inputs(None), executor, lambda s, st, d: heard.append((s, st, dict(d))))
+    await run.run()
+    by_step: dict[str, list[str]] = {}
+    for step, status, _ in heard:
+        by_step.setdefault(step, []).append(status)
+    assert by_step == {"a": ["started", "completed"], "b": ["skipped"], "c": ["skipped"],
+                       "d": ["started", "failed"], "e": ["started", "failed"], "f": ["started", "completed"]}
+    details = {(s, st): d for s, st, d in heard}
+    assert details[("b", "skipped")] == {"reason": "when"}
+    assert details[("c", "skipped")] == {"reason": "trigger_rule"}
+    assert details[("d", "failed")] == {"error": "nope"}
+    assert details[("e", "failed")] == {"error": "nope", "handled": True}
+
+
+async def test_the_observer_hears_the_failure_that_fails_the_run() -> None:
+    heard: list[tuple[str, str]] = []
+    wf = _load("""
+        name: observed_fail
+        steps:
+          - {id: a, activity: ok, args: [1]}
+          - {id: b, fail: "stop ${{ steps.a.result }}", depends_on: [a]}
+          - {id: c, activity: ok, args: [2], depends_on: [b]}
+        """)
+    run = DagRun(wf.dag, {}, FakeExecutor({"ok": lambda n: n}), lambda s, st, d: heard.append((s, st)))
+    with pytest.raises(DagFailed, match="stop 1"):
+        await run.run()
+    assert heard == [("a", "started"), ("a", "completed"), ("b", "started"), ("b", "failed")]
