@@ -280,6 +280,9 @@ class EngineCore:
 
     def evict(self, st: ExecutionState) -> None:
         self._cache.pop((st.namespace_id, st.workflow_id, st.run_id), None)
+        # Long polls (history with wait_new_event: handle.result()) wait on this object's
+        # `changed` event; nothing will notify a dropped state, so wake them now to reload.
+        st.notify()
 
     async def resolve(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionState:
         """Load a run (current run when run_id is empty); NotFound if missing. Caller holds the lock."""
