@@ -32,6 +32,7 @@ from controlplane.store import (
     ShardOwnershipLostError,
     Store,
     StoreError,
+    StoreUnavailableError,
     TimerTask,
     TransferTask,
 )
@@ -370,6 +371,13 @@ class EngineCore:
                 self.evict(st)
                 if txn.new_run is not None:
                     self.evict(txn.new_run[0])
+                if isinstance(e, StoreUnavailableError):
+                    # The outcome may be unknown (committed, reply lost): pick up the tasks the
+                    # write made if it did commit, as a restart would; else they wait for one.
+                    transfer_tasks = list(txn.transfer) + (list(txn.new_run[2]) if txn.new_run else [])
+                    timer_tasks = list(txn.timers) + (list(txn.new_run[3]) if txn.new_run else [])
+                    if transfer_tasks or timer_tasks:
+                        self.spawn(self._pick_up_if_written(shard, transfer_tasks, timer_tasks))
                 raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
             finally:
                 self.in_flight -= 1
@@ -396,6 +404,21 @@ class EngineCore:
                 self.arm_timer(shard, t)
         for fn in txn.after_commit:
             fn()
+
+    async def _pick_up_if_written(self, shard: Shard, transfer: list[Task], timers: list[Task]) -> None:
+        """After a failed write: process its transfer tasks and arm its timers if they are in the store."""
+        try:
+            for t in transfer:
+                rows = await self.store.load_transfer_tasks(shard.shard_id, t.task_id - 1, 1)
+                if rows and rows[0].task_id == t.task_id and self.shards.get(shard.shard_id) is shard:
+                    self.process_transfer(shard, t)
+            for t in timers:
+                found = await self.store.load_timer_tasks(shard.shard_id, t.fire_time_ms + 1,
+                                                          (t.fire_time_ms, t.task_id - 1), 1)
+                if found and found[0].task_id == t.task_id and self.shards.get(shard.shard_id) is shard:
+                    self.arm_timer(shard, t)
+        except StoreError as e:
+            log.warning("could not check the tasks of a failed write (a restart picks them up): %s", e)
 
     def apply_background(self, m: Mutation) -> None:
         """Write a mutation whose outcome nobody waits for (task-start bookkeeping, acks)."""
