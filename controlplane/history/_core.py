@@ -469,7 +469,13 @@ class EngineCore:
             try:
                 await self.store.apply(m)
             except StoreError as e:
-                log.warning("ack batch failed; tasks will be re-processed after restart: %s", e)
+                # Put the batch back for the next flush (deletes are idempotent; visibility rows are
+                # upserts kept in order, so a newer row of a run still wins). Dropping it left
+                # visibility stale (a completed run listed as running) until a restart.
+                shard.acks[:0] = m.transfer_delete
+                shard.timer_acks[:0] = m.timer_delete
+                shard.visibility[:0] = m.visibility
+                log.warning("ack batch failed; retried with the next one: %s", e)
 
     # ------------------------------------------------------------------ matching glue
     def source_ack(self, ref: TaskRef, m: Mutation) -> None:
