@@ -758,18 +758,20 @@ class MarkerRecordedEventAttributes(_message.Message):
     def __init__(self, marker_name: _Optional[str] = ..., details: _Optional[_Mapping[str, Payloads]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ...) -> None: ...
 
 class WorkflowExecutionSignaledEventAttributes(_message.Message):
-    __slots__ = ("signal_name", "input", "identity", "header", "external_workflow_execution")
+    __slots__ = ("signal_name", "input", "identity", "header", "external_workflow_execution", "request_id")
     SIGNAL_NAME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     HEADER_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     signal_name: str
     input: Payloads
     identity: str
     header: Header
     external_workflow_execution: WorkflowExecution
-    def __init__(self, signal_name: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., external_workflow_execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, signal_name: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., identity: _Optional[str] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., external_workflow_execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class StartChildWorkflowExecutionInitiatedEventAttributes(_message.Message):
     __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "parent_close_policy", "workflow_task_completed_event_id", "workflow_id_reuse_policy", "memo", "search_attributes", "header")

@@ -121,7 +121,8 @@ class ClientOpsMixin:
         if request_id and request_id in st.signal_request_ids:
             return
         txn = Txn(st, self.clock.now_ms())
-        attrs = pb.WorkflowExecutionSignaledEventAttributes(signal_name=name, input=payloads, header=header, identity=identity)
+        attrs = pb.WorkflowExecutionSignaledEventAttributes(signal_name=name, input=payloads, header=header, identity=identity,
+                                                            request_id=request_id)
         if external is not None:
             attrs.external_workflow_execution.CopyFrom(external)
         txn.external(pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, "workflow_execution_signaled_event_attributes", attrs)

@@ -260,6 +260,8 @@ class EngineCore:
             e = pb.HistoryEvent()
             e.ParseFromString(raw)
             st.buffered.append(e)
+            if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and e.workflow_execution_signaled_event_attributes.request_id:
+                st.signal_request_ids.add(e.workflow_execution_signaled_event_attributes.request_id)
         st.db_version = loaded.row.db_version
         self.cache_put(st)
         return st

@@ -277,6 +277,11 @@ class ExecutionState:
     def _cancel_requested(self, e: pb.HistoryEvent) -> None:
         self.cancel_requested = True
 
+    def _signaled(self, e: pb.HistoryEvent) -> None:
+        rid = e.workflow_execution_signaled_event_attributes.request_id
+        if rid:
+            self.signal_request_ids.add(rid)  # a retried signal is not recorded twice, also after a reload
+
     def _upsert(self, e: pb.HistoryEvent) -> None:
         for k, v in e.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields.items():
             self.search_attributes[k] = v
@@ -341,6 +346,7 @@ _HANDLERS: dict[int, Any] = {
     pb.EVENT_TYPE_TIMER_FIRED: ExecutionState._timer_fired,
     pb.EVENT_TYPE_TIMER_CANCELED: ExecutionState._timer_canceled,
     pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED: ExecutionState._cancel_requested,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: ExecutionState._signaled,
     pb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: ExecutionState._upsert,
     pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: ExecutionState._child_initiated,
     pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: ExecutionState._child_start_failed,
