@@ -28,6 +28,9 @@ __all__ = ["WorkflowEnvironment"]
 _UTC = datetime.timezone.utc
 # One shard is plenty for a test and makes each "next timer" look-up one query.
 _TEST_SHARDS = 1
+# Retention of the environment's namespaces (unless a config is given): a century, so that a
+# test sleeping past the server default (3 days) still finds the runs that closed earlier.
+_TEST_RETENTION_DAYS = 36_500.0
 
 
 def _seconds(duration: datetime.timedelta | float) -> float:
@@ -74,10 +77,13 @@ class WorkflowEnvironment:
             start_time: the initial virtual time (default: now, to the millisecond).
             namespace: the namespace the client addresses (it is created).
             data_converter / codecs: passed to the client.
-            config: control-plane settings (default: ``ServerConfig(num_shards=1)``).
+            config: control-plane settings (default: ``ServerConfig(num_shards=1)`` with a
+                retention of a century, so closed runs are never deleted under a test;
+                pass a config to test retention and archival).
         """
         clock = VirtualClock(None if start_time is None else int(start_time.timestamp() * 1000))
-        cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS)
+        cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
+                                            default_retention_days=_TEST_RETENTION_DAYS)
         cp = await embedded.start(":memory:", clock=clock, config=cfg, namespace=namespace)
         try:
             skipper = TimeSkipper(cp.control_plane.engine, clock)
@@ -102,7 +108,8 @@ class WorkflowEnvironment:
 
         Args: as :meth:`start_time_skipping` (without ``start_time``).
         """
-        cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS)
+        cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
+                                            default_retention_days=_TEST_RETENTION_DAYS)
         cp = await embedded.start(":memory:", config=cfg, namespace=namespace)
         client = Client(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs)
         return cls(cp, client, None)
