@@ -57,7 +57,7 @@ class ClientOpsMixin:
                     await self._signal_locked(cur, signal[0], signal[1], signal[2], req.identity, "")
                     return cur.run_id, False
                 started_by = cur.started.identity if cur.started else ""
-                if req.request_id and getattr(cur, "start_request_id", "") == req.request_id:
+                if req.request_id and await self.start_request_id(cur) == req.request_id:
                     return cur.run_id, False
                 if req.workflow_id_conflict_policy == pb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING:
                     return cur.run_id, False
@@ -65,7 +65,7 @@ class ClientOpsMixin:
                     f"workflow_id: workflow {req.workflow_id!r} is already running (run {cur.run_id}"
                     f"{', started by ' + started_by if started_by else ''})", run_id=cur.run_id)
             if cur is not None:
-                if req.request_id and getattr(cur, "start_request_id", "") == req.request_id:
+                if req.request_id and await self.start_request_id(cur) == req.request_id:
                     return cur.run_id, False
                 policy = req.workflow_id_reuse_policy
                 if policy == pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:

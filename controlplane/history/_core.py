@@ -266,6 +266,15 @@ class EngineCore:
         self.cache_put(st)
         return st
 
+    async def start_request_id(self, st: ExecutionState) -> str:
+        """The request id that started ``st`` (kept on the current-run row; read once after a restart)."""
+        rid: str | None = getattr(st, "start_request_id", None)
+        if rid is None:
+            row = await self.store.get_current(st.namespace_id, st.workflow_id)
+            rid = row.start_request_id if row is not None and row.run_id == st.run_id else ""
+            st.start_request_id = rid  # type: ignore[attr-defined]
+        return rid
+
     def cache_put(self, st: ExecutionState) -> None:
         key = (st.namespace_id, st.workflow_id, st.run_id)
         self._cache[key] = st
@@ -342,7 +351,8 @@ class EngineCore:
         if new or txn.current_status is not None:
             from controlplane.store import CurrentRow
 
-            start_req = getattr(txn, "start_request_id", "")
+            # keep the start's request id on the current row when the run closes (start idempotency)
+            start_req = txn.start_request_id or await self.start_request_id(st)
             m.current = CurrentRow(st.namespace_id, st.workflow_id, st.run_id, st.status, start_req)
             m.current_expect = current_expect
         if txn.new_run is not None:
