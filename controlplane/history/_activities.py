@@ -276,7 +276,8 @@ class ActivitiesMixin:
             if sub == "SCHEDULE_TO_START" and info.started:
                 await self.commit(txn)
                 return
-            if sub == "HEARTBEAT" and info.started and info.last_heartbeat_ms + info.heartbeat_ms > txn.now_ms:
+            # (not "and info.started": after a restart that in-memory flag is lost, but heartbeats still arrive)
+            if sub == "HEARTBEAT" and info.last_heartbeat_ms + info.heartbeat_ms > txn.now_ms:
                 info.timers["HEARTBEAT"] = self.new_timer(txn, TM_ACTIVITY_TIMEOUT, info.last_heartbeat_ms + info.heartbeat_ms,
                                                           event_id=info.scheduled_event_id, attempt=info.attempt,
                                                           sub="HEARTBEAT")

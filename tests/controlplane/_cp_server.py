@@ -39,11 +39,12 @@ class DevServer:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> "DevServer":
+    def start(self, timeout: float = 30.0, *, port: int = 0) -> "DevServer":
+        """Start (or restart) the server; ``port=0`` picks a free port, else listen on ``port``."""
         assert self.proc is None or self.proc.poll() is not None, "already running"
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [SPINDLE, "server", "start-dev", "--db", self.db, "--port", "0", *self.extra],
+            [SPINDLE, "server", "start-dev", "--db", self.db, "--port", str(port), *self.extra],
             stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         log.close()

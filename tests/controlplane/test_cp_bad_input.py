@@ -26,7 +26,8 @@ LIMIT = 2 * 1024 * 1024
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    s = DevServer(tmp_path_factory.mktemp("bad") / "spindle.db").start()
+    # no blob store: payloads over the 2 MiB limit are refused instead of offloaded
+    s = DevServer(tmp_path_factory.mktemp("bad") / "spindle.db", "--blob-dir", "").start()
     yield s
     s.stop()
 

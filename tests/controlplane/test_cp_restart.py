@@ -137,3 +137,89 @@ async def test_restart_keeps_closed_histories_and_ids(tmp_path: Path) -> None:
         await client.close()
     finally:
         server.kill()
+
+
+async def test_start_request_id_is_idempotent_across_a_restart(tmp_path: Path) -> None:
+    """A client that retries a start after the server restarted (same request_id) gets the same run."""
+    from controlplane.api import service_pb2 as svc
+
+    from _cp_server import raw_stub
+
+    server = DevServer(tmp_path / "idem.db").start()
+    try:
+        req = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id="idem", workflow_type="Parked",
+                                                task_queue="nobody", request_id="req-1")
+        ch, stub = raw_stub(server.address)
+        first = await stub.StartWorkflowExecution(req)
+        assert first.started
+        await ch.close()
+        assert server.stop() == 0
+        server.start()
+        ch, stub = raw_stub(server.address)
+        again = await stub.StartWorkflowExecution(req)
+        assert (again.run_id, again.started) == (first.run_id, False)
+        # the run closes after the restart; a retry of the same start still names it (no second run)
+        task = await stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(namespace="default", task_queue="nobody"),
+                                                timeout=10)
+        await stub.RespondWorkflowTaskCompleted(svc.RespondWorkflowTaskCompletedRequest(
+            task_token=task.task_token, namespace="default", commands=[pb.Command(
+                command_type=pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+                complete_workflow_execution_command_attributes=pb.CompleteWorkflowExecutionCommandAttributes())]))
+        await ch.close()
+        for _ in range(2):  # once from the cache, once after another restart
+            ch, stub = raw_stub(server.address)
+            third = await stub.StartWorkflowExecution(req)
+            assert (third.run_id, third.started) == (first.run_id, False)
+            await ch.close()
+            assert server.stop() == 0
+            server.start()
+    finally:
+        server.kill()
+
+
+HEARTBEAT_ATTEMPTS: list[int] = []
+
+
+@activity.defn
+async def long_heartbeater(seconds: float) -> int:
+    HEARTBEAT_ATTEMPTS.append(activity.info().attempt)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        activity.heartbeat()
+        await asyncio.sleep(0.2)
+    return activity.info().attempt
+
+
+@workflow.defn
+class Heartbeating:
+    @workflow.run
+    async def run(self) -> int:
+        return await workflow.execute_activity(long_heartbeater, 7.0, start_to_close_timeout=timedelta(seconds=60),
+                                               heartbeat_timeout=timedelta(seconds=5))
+
+
+async def test_heartbeats_after_a_restart_keep_the_attempt_alive(tmp_path: Path) -> None:
+    """The server restarts (same port) while an activity heartbeats: its heartbeats reach the new process,
+    so the attempt is not timed out."""
+    HEARTBEAT_ATTEMPTS.clear()
+    server = DevServer(tmp_path / "hb.db").start()
+    port = server.port
+    try:
+        client = await Client.connect(server.address)
+        async with Worker(client, task_queue="hb", workflows=[Heartbeating], activities=[long_heartbeater],
+                          graceful_shutdown_timeout=timedelta(milliseconds=200)):
+            await client.start_workflow(Heartbeating.run, id="hb", task_queue="hb")
+            end = time.monotonic() + 10
+            while not HEARTBEAT_ATTEMPTS:
+                assert time.monotonic() < end
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            assert server.stop() == 0
+            server.start(port=port)
+            result = await asyncio.wait_for(client.get_workflow_handle("hb").result(), 30)
+        assert result == 1, f"attempts: {HEARTBEAT_ATTEMPTS}"
+        events = await raw_history(client.stub, "hb")
+        assert pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT not in [e.event_type for e in events]
+        await client.close()
+    finally:
+        server.kill()
