@@ -2,11 +2,14 @@
 
 - :class:`HistoryGraph` — a run's history as a causal graph (activities with
   their attempts, timers, signals, updates, markers, child workflows), a
-  timeline tab and a detail panel; follows a running execution live.
+  timeline tab and a detail panel; follows a running execution live
+  (``handle.watch_history()``: the server long-polls, nothing is polled).
 - :class:`ExecutionBrowser` — filter executions with the list-filter language,
-  status counts, paging; open any row as a ``HistoryGraph``.
-- :class:`DagView` — a YAML DAG (``sdk.dsl.load``) as a graph, each step
-  coloured by its state in an execution.
+  status counts (``client.count_workflows_by``), paging with page tokens
+  (``client.list_workflows_page``); open any row as a ``HistoryGraph``.
+- :class:`DagView` — a YAML DAG (``sdk.dsl.load``, or the DAG an execution
+  carries, via ``sdk.dsl.from_json``) as a graph, each step coloured by its
+  state in an execution (exact, from the interpreter's ``DslStep`` markers).
 
 Each widget has ``to_svg()`` and ``to_html(path)`` (a page that renders offline).
 In a notebook, connect the client on the kernel's loop (``client = await

@@ -6,7 +6,7 @@ import asyncio
 import os
 import re
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +77,15 @@ class ExecutionBrowser(w.VBox):
         loop: the event loop the client belongs to (default: the loop running in
             this thread, else the widgets' background loop).
 
+    The status counts come from one ``client.count_workflows_by(query)`` call
+    (the server's ``GROUP BY ExecutionStatus``); pages are read with
+    ``client.list_workflows_page`` and their page tokens, so going back to a
+    page reads it again (fresh statuses) without re-reading the pages before it.
     A malformed query shows the parser's message with a caret at its position.
     Clicking a row's "open" button shows that run's ``HistoryGraph`` below the
-    table (``open_row(index)`` does the same from code). Loading never blocks the
-    kernel: it is scheduled, or awaited with ``await browser.refresh()``.
+    table (``open_row(index)`` does the same from code; the graph opens children
+    through ``handle.client``). Loading never blocks the kernel: it is
+    scheduled, or awaited with ``await browser.refresh()``.
     """
 
     def __init__(self, client: Any, query: str = "", *, page_size: int = 20, live_graphs: bool = True,
@@ -98,9 +103,10 @@ class ExecutionBrowser(w.VBox):
         self.error: str | None = None
         self.error_position: int | None = None
         self.graph: HistoryGraph | None = None
-        self._cache: list[Any] = []
-        self._iter: AsyncIterator[Any] | None = None
-        self._exhausted = False
+        #: ``_tokens[p]``: the page token of page ``p`` (``None`` for the first page).
+        self._tokens: list[bytes | None] = [None]
+        #: The index of the last page, once a page came back without a next token.
+        self._last_page: int | None = None
         self._lock: asyncio.Lock | None = None
         self._build_widgets()
         self._task = self._runner.spawn(lambda: self._locked(self._reload))
@@ -128,7 +134,7 @@ class ExecutionBrowser(w.VBox):
         handle = self.client.get_workflow_handle(desc.id, run_id=desc.run_id or None)
         if self.graph is not None:
             self.graph.close()
-        self.graph = HistoryGraph(handle, client=self.client, live=self.live_graphs, loop=self._runner.loop)
+        self.graph = HistoryGraph(handle, live=self.live_graphs, loop=self._runner.loop)
         self.detail.children = [w.HTML(f"<h4 style='margin:6px 0'>{escape(desc.id)} "
                                        f"<span style='color:#78909c'>{escape(desc.run_id)}</span></h4>"), self.graph]
         return self.graph
@@ -211,47 +217,62 @@ class ExecutionBrowser(w.VBox):
     # ------------------------------------------------------------------ loading (on the client's loop)
 
     async def _locked(self, factory: Callable[[], Awaitable[None]]) -> None:
-        """Run one load at a time: they share the listing iterator."""
+        """Run one load at a time: they share the page tokens."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             await factory()
 
     async def _reload(self) -> None:
-        close = getattr(self._iter, "aclose", None)
-        if close is not None:
-            await close()
-        self._cache, self._iter, self._exhausted, self.page, self.rows = [], None, False, 0, []
+        self._tokens, self._last_page, self.page, self.rows = [None], None, 0, []
         self.status_counts, self.total = {}, None
         self.error_view.value = "<i>loading…</i>"
         try:
-            self.total = await self.client.count_workflows(self.query)
+            counts = await self.client.count_workflows_by(self.query)  # one call: the server's GROUP BY
         except Exception as error:  # noqa: BLE001 - the query is the user's; show why it is wrong
-            self._show_error(getattr(error, "message", None) or str(error))
+            await self._show_query_error(error)
             return
         self.error = self.error_position = None
         self.error_view.value = ""
-        where, _tail = split_query(self.query)
-        for name in STATUS_NAMES:
-            condition = f"ExecutionStatus = '{name}'"
-            self.status_counts[name] = await self.client.count_workflows(
-                f"({where}) AND {condition}" if where else condition)
-        self._iter = self.client.list_workflows(self.query, page_size=self.page_size).__aiter__()
+        self.status_counts = {name: int(counts.get(name, 0)) for name in STATUS_NAMES}
+        self.total = sum(counts.values())
         await self._goto(0)
 
+    async def _show_query_error(self, error: BaseException) -> None:
+        """Show why the query is wrong, with positions in the text the user typed.
+
+        ``count_workflows_by`` sends the query with ``GROUP BY`` appended, so its
+        error may point past the user's text; asking for the plain count gives
+        the parser's message about the query as typed (only on this error path).
+        """
+        try:
+            await self.client.count_workflows(self.query)
+        except Exception as plain:  # noqa: BLE001 - the message to show
+            error = plain
+        self._show_error(getattr(error, "message", None) or str(error))
+
     async def _goto(self, page: int) -> None:
+        """Show page ``page``, read with its page token (pages before it are read for their tokens first)."""
         page = max(0, page)
-        want = (page + 1) * self.page_size
-        while len(self._cache) < want and not self._exhausted and self._iter is not None:
-            try:
-                self._cache.append(await self._iter.__anext__())
-            except StopAsyncIteration:
-                self._exhausted = True
-        last_page = max(0, (len(self._cache) - 1) // self.page_size)
-        if self._exhausted:
-            page = min(page, last_page)
+        while True:
+            if self._last_page is not None:
+                page = min(page, self._last_page)
+            index = min(page, len(self._tokens) - 1)
+            rows, token = await self.client.list_workflows_page(self.query, page_size=self.page_size,
+                                                                next_page_token=self._tokens[index])
+            if not rows and index > 0:  # the previous page ended exactly at the last row
+                self._last_page = index - 1
+                del self._tokens[index:]
+                continue
+            if index == len(self._tokens) - 1:
+                if token is None:
+                    self._last_page = index
+                else:
+                    self._tokens.append(token)
+            if index == page:
+                break
         self.page = page
-        self.rows = self._cache[page * self.page_size:(page + 1) * self.page_size]
+        self.rows = rows
         self._render()
 
     # ------------------------------------------------------------------ rendering
@@ -296,4 +317,4 @@ class ExecutionBrowser(w.VBox):
         self.page_label.value = (f"<span style='font:12px sans-serif;padding:0 8px'>page {self.page + 1} · "
                                  f"rows {shown} of {self.total}</span>")
         self.prev_button.disabled = self.page == 0
-        self.next_button.disabled = self._exhausted and (self.page + 1) * self.page_size >= len(self._cache)
+        self.next_button.disabled = self._last_page is not None and self.page >= self._last_page

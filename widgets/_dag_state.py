@@ -1,12 +1,23 @@
 """Which state each step of a YAML DAG is in, read from an execution's history.
 
-The DSL interpreter records step ids only for steps that issue commands with an
-id: an activity step's activity id is the step id (``step[i]`` per ``for_each``
-item, ``step.on_failure`` for its failure handler, ``compensate.step`` for a
-compensation) and a child workflow step's default workflow id ends in
-``/<step id>``. Timers (``sleep``), signals (``wait_for_signal``) and ``set`` /
-``fail`` steps leave no step id, so they are matched by duration and signal name,
-or inferred from their neighbours:
+Since ``sdk.dsl`` records ``DslStep`` markers (runs whose first workflow task
+recorded the ``dsl-step-markers`` patch), every step's state is exact:
+
+- a step's end marker says ``completed`` (``done``), ``failed`` (with the error)
+  or ``skipped`` (with the reason: its ``when`` was false, or its trigger rule
+  said no);
+- a step that started but has no end marker yet is ``running``: its start
+  marker (``workflow:``, ``sleep:``, ``wait_for_signal:`` steps) or its own
+  activity (whose activity id is the step id) says it started;
+- nothing about a step means ``pending`` (or, once the run closed, that it
+  never started: ``skipped``), and a started step without an end in a closed
+  run was cancelled with the run (``failed``).
+
+Histories of older runs have no markers; for them the state is inferred as
+before: activity ids (``step``, ``step[i]`` per ``for_each`` item,
+``step.on_failure``) and child workflow ids (``<parent>/<step>``) are exact,
+timers and signals are matched by duration and signal name, and ``set`` /
+``fail`` steps and skips are inferred from their neighbours:
 
 - a step whose descendants ran has finished (``done``);
 - a step whose upstream steps have all finished, yet no later workflow task
@@ -28,11 +39,17 @@ import networkx as nx
 from widgets._graph_model import GraphNode, HistoryGraphBuilder
 from widgets._payloads import decode_payloads
 
-__all__ = ["StepState", "dag_graph", "dag_json_from_history", "step_states", "STEP_STATES"]
+__all__ = ["StepState", "dag_graph", "dag_json_from_history", "records_step_markers", "step_states", "STEP_STATES"]
 
 STEP_STATES: tuple[str, ...] = ("pending", "running", "done", "failed", "skipped")
 _BAD = frozenset({"failed", "timed_out", "canceled", "terminated"})
 _DSL_FORMAT_PREFIX = "spindle.dsl/"
+#: What ``sdk.dsl`` records (``sdk.dsl._runtime.STEP_MARKER`` / ``STEP_MARKERS_PATCH``);
+#: the names are part of the history format, so they are spelled out here.
+STEP_MARKER = "DslStep"
+STEP_MARKERS_PATCH = "dsl-step-markers"
+_END_STATES = {"completed": "done", "failed": "failed", "skipped": "skipped"}
+_SKIP_REASONS = {"when": "its when condition was false", "trigger_rule": "its trigger rule said no"}
 
 
 @dataclasses.dataclass
@@ -185,10 +202,85 @@ def _direct(state: StepState, step: Mapping[str, Any], ev: _Evidence) -> None:
             ev.timer(float(kind["timeout"]))  # its timeout timer is not a sleep step's
 
 
+def records_step_markers(builder: HistoryGraphBuilder) -> bool:
+    """True if the run records ``DslStep`` markers (its ``dsl-step-markers`` patch marker is in history)."""
+    return any(n.kind == "marker" and (n.details.get("marker_name") == STEP_MARKER
+                                       or (n.details.get("marker_name") == "Version"
+                                           and n.details.get("change_id") == STEP_MARKERS_PATCH))
+               for n in builder.nodes())
+
+
+def _exact_states(graph: nx.DiGraph, order: Sequence[str], builder: HistoryGraphBuilder) -> dict[str, StepState]:
+    """States read from ``DslStep`` markers (see the module docstring)."""
+    ev = _Evidence(builder)
+    by_id = {n.first_event_id: n for n in builder.nodes()}
+    started: dict[str, GraphNode] = {}
+    ended: dict[str, GraphNode] = {}
+    for node in builder.nodes():
+        if node.kind == "marker" and node.details.get("marker_name") == STEP_MARKER:
+            step_id = str(node.details.get("step"))
+            (ended if node.details.get("status") in _END_STATES else started)[step_id] = node
+    run_status = builder.status
+    states: dict[str, StepState] = {}
+    for step_id in order:
+        step = graph.nodes[step_id]["step"]
+        kind = step.get("kind") or {}
+        state = states[step_id] = StepState(step_id)
+        own: list[GraphNode] = []
+        handlers: list[GraphNode] = []
+        if kind.get("type") == "activity":
+            own, handlers = ev.activity(step_id)
+        elif kind.get("type") == "workflow":
+            own = ev.child(step_id, kind.get("workflow_id"))
+        if step_id in started:  # the step's timers follow its start marker (sleep, wait_for_signal timeout)
+            next_id = started[step_id].first_event_id + 1
+            while next_id in by_id and by_id[next_id].kind == "timer":
+                own.append(by_id[next_id])
+                next_id += 1
+        markers = [m for m in (started.get(step_id), ended.get(step_id)) if m is not None]
+        state.nodes = [n.id for n in (*own, *handlers, *markers)]
+        end = ended.get(step_id)
+        if end is not None:
+            status = str(end.details.get("status"))
+            state.status = _END_STATES[status]
+            state.finished_at = end.first_event_id
+            if status == "skipped":
+                reason = str(end.details.get("reason", ""))
+                state.note = _SKIP_REASONS.get(reason, reason or "skipped")
+            elif status == "failed":
+                state.note = str(end.details.get("error", ""))
+                if end.details.get("handled"):
+                    state.note += " (handled by on_failure; the run went on)"
+            else:
+                state.note = "DslStep marker"
+        elif step_id in started or own:
+            if run_status == "running":
+                state.status, state.note = "running", "started (DslStep marker)" if step_id in started else \
+                    "its activity or child is scheduled"
+            else:
+                state.status, state.note = "failed", f"the run {run_status.replace('_', ' ')} while the step ran"
+        elif run_status != "running":
+            state.status, state.note = "skipped", "the run closed before the step started"
+        else:
+            state.status = "pending"
+    return states
+
+
 def step_states(dag: Mapping[str, Any], builder: HistoryGraphBuilder) -> dict[str, StepState]:
-    """The state of every step of ``dag`` (JSON form) in the run ``builder`` was fed."""
+    """The state of every step of ``dag`` (JSON form) in the run ``builder`` was fed.
+
+    Exact for runs that record ``DslStep`` markers, inferred for older runs
+    (see the module docstring).
+    """
     graph = dag_graph(dag)
     order = list(nx.topological_sort(graph)) if nx.is_directed_acyclic_graph(graph) else list(graph)
+    if records_step_markers(builder):
+        return _exact_states(graph, order, builder)
+    return _inferred_states(graph, order, builder)
+
+
+def _inferred_states(graph: nx.DiGraph, order: Sequence[str], builder: HistoryGraphBuilder) -> dict[str, StepState]:
+    """States of a run from before step markers, inferred from ids, durations and neighbours."""
     ev = _Evidence(builder)
     states = {step_id: StepState(step_id) for step_id in order}
     known: set[str] = set()

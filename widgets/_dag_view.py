@@ -28,18 +28,17 @@ __all__ = ["DagView"]
 _FORMS = {"workflow": "double", "wait_for_signal": "tag", "sleep": "pill", "set": "box", "fail": "box"}
 
 
-def _dag_json(definition: Any) -> dict[str, Any] | None:
-    """The DAG (JSON form) of a ``DslWorkflow``, a YAML path or text, or an already-compiled dict."""
-    if definition is None:
-        return None
+def _workflow(definition: Any) -> dsl.DslWorkflow | None:
+    """A ``DslWorkflow`` from a ``DslWorkflow``, a YAML path or text, or a compiled DAG (dict or JSON text)."""
+    if definition is None or isinstance(definition, dsl.DslWorkflow):
+        return definition
     if isinstance(definition, Mapping):
-        return dict(definition)
+        return dsl.from_json(definition)
+    if isinstance(definition, str) and definition.lstrip().startswith("{"):
+        return dsl.from_json(definition)
     if isinstance(definition, (str, os.PathLike)):
-        definition = dsl.load(definition)
-    dag_json = getattr(definition, "dag_json", None)
-    if not isinstance(dag_json, Mapping):
-        raise TypeError(f"expected a DslWorkflow, YAML path or text, got {type(definition).__name__}")
-    return dict(dag_json)
+        return dsl.load(definition)
+    raise TypeError(f"expected a DslWorkflow, YAML path or text, or a compiled DAG, got {type(definition).__name__}")
 
 
 def _step_summary(step: Mapping[str, Any]) -> str:
@@ -72,14 +71,19 @@ class DagView(w.VBox):
 
     Args:
         dsl_definition: a ``DslWorkflow`` (``sdk.dsl.load(...)``), a YAML path or
-            text, or the compiled DAG dict; ``None`` reads the DAG the execution
-            itself carries (in its input or its first SideEffect marker).
-        execution: a ``WorkflowHandle`` (followed while running when ``live``),
-            a ``History`` or History JSON, or ``None`` for the bare DAG.
+            text, or the compiled DAG (``DslWorkflow.dag_json``, loaded with
+            ``sdk.dsl.from_json``); ``None`` reads the DAG the execution itself
+            carries (in its input or its first SideEffect marker).
+        execution: a ``WorkflowHandle`` (followed while running when ``live``,
+            through ``handle.watch_history()``), a ``History`` or History JSON,
+            or ``None`` for the bare DAG.
         live, poll_interval, text_limit, loop: as for ``HistoryGraph``.
 
     ``states`` maps each step id to a ``StepState`` (``pending``, ``running``,
-    ``done``, ``failed`` or ``skipped``, with the history nodes it was read from).
+    ``done``, ``failed`` or ``skipped``, with the history nodes it was read from
+    and a note saying why). For runs that record ``DslStep`` markers every
+    step's state is exact, whatever its kind (``set`` steps and ``when`` skips
+    included); older runs' states are inferred (see ``widgets._dag_state``).
     """
 
     def __init__(
@@ -94,7 +98,9 @@ class DagView(w.VBox):
         max_height: str = "480px",
     ) -> None:
         super().__init__(layout=w.Layout(width="100%"))
-        self._dag = _dag_json(dsl_definition)
+        self._workflow = _workflow(dsl_definition)
+        self._dag: dict[str, Any] | None = dict(self._workflow.dag_json) if self._workflow is not None else None
+        self._dag_error: str | None = None
         if self._dag is None and execution is None:
             raise ValueError("DagView needs a DSL definition, an execution, or both")
         self.text_limit = text_limit
@@ -123,8 +129,21 @@ class DagView(w.VBox):
     def dag(self) -> dict[str, Any] | None:
         """The DAG in its JSON form (from the definition, else from the execution once read)."""
         if self._dag is None and self.model is not None:
-            self._dag = dag_json_from_history(self.model)
+            found = dag_json_from_history(self.model)
+            if found is not None:
+                try:
+                    self._workflow = dsl.from_json(found)
+                except ValueError as error:  # e.g. a DAG format of a newer SDK: draw it as it is
+                    self._dag_error = f"the execution's DAG does not load: {error}"
+                self._dag = found
         return self._dag
+
+    @property
+    def workflow(self) -> dsl.DslWorkflow | None:
+        """The DAG as a ``DslWorkflow`` (the definition, or the DAG the execution carries rebuilt with
+        ``sdk.dsl.from_json``); ``None`` until known."""
+        _ = self.dag
+        return self._workflow
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -152,7 +171,7 @@ class DagView(w.VBox):
             feed.stop()
 
     def close(self) -> None:
-        """Stop polling and close the widget."""
+        """Stop following the execution and close the widget."""
         self.stop()
         super().close()
 
@@ -236,6 +255,8 @@ class DagView(w.VBox):
             parts.append("<span style='color:#1565c0'>● live</span>")
         if self._feed is not None and self._feed.error is not None:
             parts.append(f"<span style='color:#c62828'>{escape(self._feed.error)}</span>")
+        if self._dag_error is not None:
+            parts.append(f"<span style='color:#c62828'>{escape(self._dag_error)}</span>")
         self.header.value = f"<div style='font:13px sans-serif'>{' '.join(parts)}</div>"
 
     def _show_detail(self) -> None:

@@ -6,7 +6,7 @@ Nodes (``graph.nodes[node_id]["node"]`` is a :class:`GraphNode`):
 - ``wft:<scheduled id>``: a workflow task (a decision point of the workflow code);
 - ``activity:<scheduled id>``: an activity with all its attempts (retries included);
 - ``timer:<started id>``, ``signal:<id>``, ``update:<accepted id>``,
-  ``marker:<id>`` (Version / SideEffect), ``child:<initiated id>``,
+  ``marker:<id>`` (Version / SideEffect / DslStep / ``workflow.record_marker``), ``child:<initiated id>``,
   ``external_signal:<id>``, ``external_cancel:<id>``, ``cancel_request:<id>``,
   ``search_attributes:<id>``.
 
@@ -17,7 +17,7 @@ an update, -> from the previous workflow task), ``closes``, ``cancels`` and
 ``completes`` (a workflow task that completed an update accepted earlier).
 
 :class:`HistoryGraphBuilder` consumes events incrementally, so a live widget can
-feed it only the new events of each poll.
+feed it only the new events of each batch (see ``widgets._live``).
 """
 
 from __future__ import annotations
@@ -443,6 +443,8 @@ class HistoryGraphBuilder:
             label = f"version {details.get('change_id', '?')}={details.get('version', '?')}"
         elif name == "SideEffect":
             label = f"side effect #{details.get('id', '?')}"
+        elif name == "DslStep":  # sdk.dsl's step start/end markers
+            label = f"step {details.get('step', '?')} {details.get('status', '')}".rstrip()
         else:
             label = name
         failure = a.get("failure") or None

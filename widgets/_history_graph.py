@@ -34,14 +34,18 @@ class HistoryGraph(w.VBox):
         source: a ``WorkflowHandle`` (fetched, and followed while running when
             ``live``), a ``History``, History JSON (text, dict) or a path to a
             ``.json`` / ``.json.gz`` file of it.
-        live: keep polling a running execution until it closes (handles only).
-        client: the ``Client`` of the handle, used to open child workflows'
-            graphs (the public ``WorkflowHandle`` does not expose its client).
+        live: follow a running execution until it closes (handles only), with
+            ``handle.watch_history()``: the server long-polls for new events,
+            so an idle run costs nothing.
+        client: the ``Client`` used to open child workflows' graphs; optional,
+            the default is the handle's own (``handle.client``).
         child_histories: recorded histories of child runs, for expanding
             children of a recorded history without a client.
         show_workflow_tasks: draw workflow tasks as small dots; when False a
             waking event links straight to the commands that followed.
-        poll_interval: (fastest, slowest) seconds between polls of a live run.
+        poll_interval: (fastest, slowest) seconds between polls, for handle-like
+            objects without ``watch_history``; the slowest is also the pause
+            before a live view retries after an error.
         text_limit: characters of input/result/failure shown before "full text".
         loop: the event loop the handle belongs to (default: the loop running
             in this thread, else the widgets' background loop).
@@ -135,7 +139,7 @@ class HistoryGraph(w.VBox):
             child.stop()
 
     def close(self) -> None:
-        """Stop polling and close the widget and its children."""
+        """Stop following the execution and close the widget and its children."""
         self.stop()
         for child in getattr(self, "child_graphs", {}).values():
             child.close()
