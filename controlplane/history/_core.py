@@ -56,6 +56,8 @@ class Shard:
         self._seq = 0
         self.timer_heap: list[tuple[int, int, Task]] = []
         self.timer_loaded_until = 0
+        #: Upper bound of the window load in flight (a timer committed meanwhile may be missed by its read).
+        self.timer_loading_until = 0
         self.timer_cursor: tuple[int, int] = (0, 0)
         self.timer_wake = asyncio.Event()
         self.acks: list[int] = []  # transfer task ids done, deleted in the next ack batch
@@ -534,7 +536,7 @@ class EngineCore:
     # ------------------------------------------------------------------ timers
     def arm_timer(self, shard: Shard, t: Task) -> None:
         """Hold a just-committed timer in memory if it is due within the preload window."""
-        if t.fire_time_ms < shard.timer_loaded_until:
+        if t.fire_time_ms < max(shard.timer_loaded_until, shard.timer_loading_until):
             heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
             if shard.timer_heap[0][2] is t:
                 shard.timer_wake.set()
@@ -553,6 +555,7 @@ class EngineCore:
                 now = self.clock.now_ms()
                 if now + window_ms // 2 >= shard.timer_loaded_until:
                     until = now + window_ms
+                    shard.timer_loading_until = until  # arm_timer holds what commits during the reads
                     while True:
                         rows = await self.store.load_timer_tasks(shard.shard_id, until, shard.timer_cursor, 2000)
                         known = {tid for _, tid, _ in shard.timer_heap}
