@@ -129,10 +129,9 @@ class ClusterFrontend:
         return resp if resp is not None else svc.PollActivityTaskQueueResponse()
 
     async def _poll(self, req: Any, deadline: float | None, kind: int, *, sticky: bool, rate: float) -> Any:
-        ns_id = await self._namespace_id(req.namespace)
+        await self._namespace_id(req.namespace)  # (re)loads namespaces created on other members
         ns = self.inner.namespaces.get(req.namespace)  # NotFound / InvalidArgument as the frontend would say
         require_id(req.task_queue, "task_queue", self.inner.config)
-        assert ns_id == ns.id
         loop = asyncio.get_running_loop()
         end = loop.time() + self.inner._poll_timeout(deadline)
         while True:
@@ -158,28 +157,46 @@ class ClusterFrontend:
 
     async def _reserve_anywhere(self, ns_id: str, queue: str, kind: int, timeout: float, *, sticky: bool,
                                 rate: float) -> tuple[str | None, str] | None:
-        """Reserve the first task any member has for the queue: (member address or None for here, reservation id)."""
+        """Reserve the first task any member has for the queue: (member address or None for here, reservation id).
+
+        One reserve call per live peer is kept running for the whole poll: a peer
+        that joins (or comes back from a pause) during a long poll is added at the
+        next membership check, and a failed peer is retried while it stays live.
+        """
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+
         async def local() -> tuple[str | None, str] | None:
             ref = await self.inner.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=rate)
             return None if ref is None else (None, self.internal.hold(ref, queue, kind, sticky))
 
         async def remote(address: str) -> tuple[str | None, str] | None:
+            left = max(0.0, end - loop.time())
             try:
                 out = await self.router.peers.call(
                     address, {"op": "reserve", "ns_id": ns_id, "queue": queue, "kind": kind, "sticky": sticky,
-                              "rate": rate, "timeout": timeout}, timeout=timeout + 5.0)
+                              "rate": rate, "timeout": left}, timeout=left + 5.0)
             except Unavailable:
-                await asyncio.sleep(min(timeout, 1.0))  # a dead peer: do not spin; its shards move to the living
+                await asyncio.sleep(min(left, 1.0))  # a dead peer: do not spin; its shards move to the living
                 return None
             return (address, str(out["id"])) if out.get("id") else None
 
-        tasks = [asyncio.ensure_future(local())]
-        tasks += [asyncio.ensure_future(remote(a)) for a in self._peer_addresses()]
+        tasks: list[asyncio.Future[tuple[str | None, str] | None]] = [asyncio.ensure_future(local())]
+        polling: dict[str, asyncio.Future[tuple[str | None, str] | None]] = {}
         winner: tuple[str | None, str] | None = None
+        check_every = max(0.2, self.router.leases.interval)
         try:
-            pending = set(tasks)
-            while pending and winner is None:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            while winner is None and loop.time() < end:
+                for address in self._peer_addresses():
+                    running = polling.get(address)
+                    if running is None or running.done():
+                        polling[address] = asyncio.ensure_future(remote(address))
+                        tasks.append(polling[address])
+                pending = [t for t in tasks if not t.done()]
+                if not pending:
+                    break
+                done, _ = await asyncio.wait(pending, timeout=min(check_every, max(0.0, end - loop.time())),
+                                             return_when=asyncio.FIRST_COMPLETED)
                 for t in done:
                     if t.cancelled():
                         continue
@@ -187,6 +204,8 @@ class ClusterFrontend:
                         log.warning("poll of a peer failed: %s", t.exception())
                     elif winner is None and t.result() is not None:
                         winner = t.result()
+                if tasks[0].done() and winner is None:
+                    break  # the local long poll timed out: so does this poll
         finally:
             for t in tasks:
                 if not t.done():

@@ -1,0 +1,49 @@
+"""The cluster YAML: defaults, durations, and errors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controlplane.cluster import ConfigError, load_config, parse_config
+from controlplane.cli import main
+
+SPANNER = {"spanner": {"project": "p", "instance": "i", "database": "d"}}
+
+
+def test_defaults_and_durations() -> None:
+    cfg = parse_config({"store": SPANNER, "lease": {"ttl": "5s", "renew_interval": "500ms"}, "num_shards": 8,
+                        "server": {"long_poll_timeout": 20}})
+    assert (cfg.store.kind, cfg.store.project, cfg.store.database) == ("spanner", "p", "d")
+    assert cfg.lease_ttl == 5.0 and cfg.lease_renew_interval == 0.5
+    sc = cfg.server_config()
+    assert sc.num_shards == 8 and sc.long_poll_timeout == 20
+    assert parse_config({"store": {"sqlite": {"path": "x.db"}}}).store.path == "x.db"
+
+
+@pytest.mark.parametrize("data, needle", [
+    ({}, "store: required"),
+    ({"store": {"spanner": {"project": "p"}}}, "store.spanner: missing instance, database"),
+    ({"store": {"mysql": {}}}, "unknown kind 'mysql'"),
+    ({"store": SPANNER, "shards": 3}, "unknown key(s) shards"),
+    ({"store": SPANNER, "num_shards": 0}, "num_shards"),
+    ({"store": SPANNER, "lease": {"ttl": "1s", "renew_interval": "1s"}}, "more than twice renew_interval"),
+    ({"store": SPANNER, "lease": {"ttl": "soon"}}, "lease.ttl: 'soon' is not a duration"),
+    ({"store": SPANNER, "server": {"nope": 1}}, "unknown setting(s) nope"),
+])
+def test_errors_name_the_key(data: dict[str, object], needle: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        parse_config(data)
+    assert needle in str(ei.value)
+
+
+def test_cli_reports_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("store: {spanner: {project: p}}\n")
+    assert main(["server", "start", "--config", str(bad)]) == 2
+    assert "store.spanner: missing instance, database" in capsys.readouterr().err
+    assert main(["admin", "setup-schema", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "missing.yaml" in capsys.readouterr().err
+    with pytest.raises(ConfigError):
+        load_config(tmp_path / "missing.yaml")
