@@ -484,8 +484,9 @@ class CancelActivityWorkflow:
             outcome = f"activity ended: {type(e.cause).__name__}"
         except asyncio.CancelledError:
             outcome = "activity ended: CancelledError"
-        # stay open long enough for the worker to see the cancel on a heartbeat and report it
-        await workflow.sleep(timedelta(milliseconds=600))
+        # Stay open long enough for the worker to see the cancel on a heartbeat and report it:
+        # heartbeats are throttled to 0.8 x the heartbeat timeout, so that can take ~1 s.
+        await workflow.sleep(timedelta(seconds=3))
         return outcome
 
 
