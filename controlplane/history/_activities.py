@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
@@ -113,76 +113,61 @@ class ActivitiesMixin:
             inline = bool(sticky_queue) and sticky_queue == st.sticky_queue
             self.schedule_workflow_task(txn, inline=inline)
 
-    async def respond_activity_completed(self: "HistoryEngine", req: svc.RespondActivityTaskCompletedRequest
-                                         ) -> svc.RespondActivityTaskCompletedResponse:
-        tok = decode_token(req.task_token, ACTIVITY)
+    async def _respond_activity(self: "HistoryEngine", task_token: bytes, identity: str, sticky_task_queue: str,
+                                record: Callable[[Txn, ActivityInfo], None]) -> svc.PollWorkflowTaskQueueResponse | None:
+        """An attempt's outcome: ``record`` writes its events; returns the next workflow task if handed back."""
+        tok = decode_token(task_token, ACTIVITY)
         async with self.locked(tok.namespace_id, tok.workflow_id):
             st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
             info = self._pending_activity(st, tok)
             assert st is not None
             txn = Txn(st, self.clock.now_ms())
             if not info.identity:
-                info.identity = req.identity
-            self._attempt_started(txn, info)
-            self.delete_activity_timers(txn, info)
-            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, "activity_task_completed_event_attributes",
-                         pb.ActivityTaskCompletedEventAttributes(result=req.result, scheduled_event_id=info.scheduled_event_id,
-                                                                 identity=req.identity))
-            info.closed = bool(txn.buffered)
-            txn.wake = txn.wake or bool(txn.buffered)
-            self._after_outcome(txn, req.sticky_task_queue)
-            wt, _ = self.start_inline_tasks(txn, req.identity)
+                info.identity = identity
+            record(txn, info)
+            self._after_outcome(txn, sticky_task_queue)
+            wt, _ = self.start_inline_tasks(txn, identity)
             await self.commit(txn)
-            resp = svc.RespondActivityTaskCompletedResponse()
-            if wt is not None:
-                resp.workflow_task.CopyFrom(wt)
-            return resp
+            return wt
+
+    def _final_outcome(self: "HistoryEngine", txn: Txn, info: ActivityInfo, event_type: int, attr: str, attrs: Any) -> None:
+        """Started + Completed/Canceled: the activity is done (buffered while a workflow task runs)."""
+        self._attempt_started(txn, info)
+        self.delete_activity_timers(txn, info)
+        txn.external(event_type, attr, attrs)
+        info.closed = bool(txn.buffered)
+        txn.wake = txn.wake or bool(txn.buffered)
+
+    async def respond_activity_completed(self: "HistoryEngine", req: svc.RespondActivityTaskCompletedRequest
+                                         ) -> svc.RespondActivityTaskCompletedResponse:
+        def record(txn: Txn, info: ActivityInfo) -> None:
+            self._final_outcome(txn, info, pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, "activity_task_completed_event_attributes",
+                                pb.ActivityTaskCompletedEventAttributes(
+                                    result=req.result, scheduled_event_id=info.scheduled_event_id, identity=req.identity))
+
+        wt = await self._respond_activity(req.task_token, req.identity, req.sticky_task_queue, record)
+        return svc.RespondActivityTaskCompletedResponse(workflow_task=wt)
 
     async def respond_activity_failed(self: "HistoryEngine", req: svc.RespondActivityTaskFailedRequest
                                       ) -> svc.RespondActivityTaskFailedResponse:
-        tok = decode_token(req.task_token, ACTIVITY)
-        async with self.locked(tok.namespace_id, tok.workflow_id):
-            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
-            info = self._pending_activity(st, tok)
-            assert st is not None
+        def record(txn: Txn, info: ActivityInfo) -> None:
             if req.HasField("last_heartbeat_details"):
                 info.heartbeat_details = req.last_heartbeat_details
-            txn = Txn(st, self.clock.now_ms())
-            if not info.identity:
-                info.identity = req.identity
             self._fail_attempt(txn, info, req.failure, timeout_sub=None, identity=req.identity)
-            self._after_outcome(txn, req.sticky_task_queue)
-            wt, _ = self.start_inline_tasks(txn, req.identity)
-            await self.commit(txn)
-            resp = svc.RespondActivityTaskFailedResponse()
-            if wt is not None:
-                resp.workflow_task.CopyFrom(wt)
-            return resp
+
+        wt = await self._respond_activity(req.task_token, req.identity, req.sticky_task_queue, record)
+        return svc.RespondActivityTaskFailedResponse(workflow_task=wt)
 
     async def respond_activity_canceled(self: "HistoryEngine", req: svc.RespondActivityTaskCanceledRequest
                                         ) -> svc.RespondActivityTaskCanceledResponse:
-        tok = decode_token(req.task_token, ACTIVITY)
-        async with self.locked(tok.namespace_id, tok.workflow_id):
-            st = await self.load(tok.namespace_id, tok.workflow_id, tok.run_id)
-            info = self._pending_activity(st, tok)
-            assert st is not None
-            txn = Txn(st, self.clock.now_ms())
-            self._attempt_started(txn, info)
-            self.delete_activity_timers(txn, info)
-            txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED, "activity_task_canceled_event_attributes",
-                         pb.ActivityTaskCanceledEventAttributes(details=req.details,
-                                                                latest_cancel_requested_event_id=info.cancel_requested_event_id,
-                                                                scheduled_event_id=info.scheduled_event_id,
-                                                                identity=req.identity))
-            info.closed = bool(txn.buffered)
-            txn.wake = txn.wake or bool(txn.buffered)
-            self._after_outcome(txn, req.sticky_task_queue)
-            wt, _ = self.start_inline_tasks(txn, req.identity)
-            await self.commit(txn)
-            resp = svc.RespondActivityTaskCanceledResponse()
-            if wt is not None:
-                resp.workflow_task.CopyFrom(wt)
-            return resp
+        def record(txn: Txn, info: ActivityInfo) -> None:
+            self._final_outcome(txn, info, pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED, "activity_task_canceled_event_attributes",
+                                pb.ActivityTaskCanceledEventAttributes(
+                                    details=req.details, latest_cancel_requested_event_id=info.cancel_requested_event_id,
+                                    scheduled_event_id=info.scheduled_event_id, identity=req.identity))
+
+        wt = await self._respond_activity(req.task_token, req.identity, req.sticky_task_queue, record)
+        return svc.RespondActivityTaskCanceledResponse(workflow_task=wt)
 
     async def record_heartbeat(self: "HistoryEngine", req: svc.RecordActivityTaskHeartbeatRequest
                                ) -> svc.RecordActivityTaskHeartbeatResponse:
