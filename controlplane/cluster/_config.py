@@ -11,7 +11,7 @@ Example::
     lease: {ttl: 10s, renew_interval: 2s}
     namespaces: [default]
     server: {long_poll_timeout: 60}  # any ServerConfig field
-    archival: {uri: gs://bucket/prefix}   # kept for the archival component
+    archival: {uri: gs://bucket/prefix, blob_store_uri: gs://bucket/blobs}   # ServerConfig archive_uri, blob_store_uri
 
 Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m``).
 """
@@ -62,8 +62,13 @@ class ClusterConfig:
     log_level: str = "warning"
 
     def server_config(self) -> ServerConfig:
-        """The control plane's tunables (``server:`` section plus ``num_shards``)."""
-        return ServerConfig.from_dict({**self.server, "num_shards": self.num_shards}, where="server")
+        """The control plane's tunables (``server:`` section, ``num_shards`` and the ``archival:`` URIs)."""
+        extra: dict[str, Any] = {"num_shards": self.num_shards}
+        if self.archival.get("uri"):
+            extra["archive_uri"] = str(self.archival["uri"])
+        if self.archival.get("blob_store_uri"):
+            extra["blob_store_uri"] = str(self.archival["blob_store_uri"])
+        return ServerConfig.from_dict({**self.server, **extra}, where="server")
 
 
 def parse_duration(value: object, where: str) -> float:
@@ -126,6 +131,13 @@ def parse_config(data: object) -> ClusterConfig:
     archival = data.get("archival") or {}
     if not isinstance(server, dict) or not isinstance(archival, dict):
         raise ConfigError("server and archival: expected mappings")
+    if set(archival) - {"uri", "blob_store_uri"}:
+        raise ConfigError(f"archival: unknown key(s) {', '.join(sorted(set(archival) - {'uri', 'blob_store_uri'}))} "
+                          "(known: uri, blob_store_uri)")
+    for key in ("uri", "blob_store_uri"):
+        value = archival.get(key)
+        if value and not str(value).startswith(("file:///", "gs://")):
+            raise ConfigError(f"archival.{key}: {value!r} must be file:///abs/dir or gs://bucket/prefix")
     cfg = ClusterConfig(store=_store(data["store"]), num_shards=shards, listen=str(data.get("listen", "127.0.0.1:7233")),
                         advertise=str(data.get("advertise", "")), member_id=str(data.get("member_id", "")),
                         lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),

@@ -112,13 +112,10 @@ class InternalService:
 
     # ------------------------------------------------------------------ polls
     async def op_reserve(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self.engine.namespaces.by_id(str(p["ns_id"]))
-        if ns is None:
-            return {}
         kind = int(p["kind"])
         timeout = max(0.0, min(float(p["timeout"]), (remaining or 1e9) - 0.2))
-        ref = await self.engine.matching.poll(ns.id, str(p["queue"]), kind, timeout, sticky=bool(p.get("sticky")),
-                                              rate=float(p.get("rate") or 0.0))
+        ref = await self.engine.matching.poll(str(p["ns_id"]), str(p["queue"]), kind, timeout,
+                                              sticky=bool(p.get("sticky")), rate=float(p.get("rate") or 0.0))
         if ref is None:
             return {}
         return {"id": self.hold(ref, str(p["queue"]), kind, bool(p.get("sticky")))}

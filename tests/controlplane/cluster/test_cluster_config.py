@@ -20,6 +20,8 @@ def test_defaults_and_durations() -> None:
     sc = cfg.server_config()
     assert sc.num_shards == 8 and sc.long_poll_timeout == 20
     assert parse_config({"store": {"sqlite": {"path": "x.db"}}}).store.path == "x.db"
+    arch = parse_config({"store": SPANNER, "archival": {"uri": "gs://b/a", "blob_store_uri": "file:///tmp/b"}})
+    assert (arch.server_config().archive_uri, arch.server_config().blob_store_uri) == ("gs://b/a", "file:///tmp/b")
 
 
 @pytest.mark.parametrize("data, needle", [
@@ -31,6 +33,8 @@ def test_defaults_and_durations() -> None:
     ({"store": SPANNER, "lease": {"ttl": "1s", "renew_interval": "1s"}}, "more than twice renew_interval"),
     ({"store": SPANNER, "lease": {"ttl": "soon"}}, "lease.ttl: 'soon' is not a duration"),
     ({"store": SPANNER, "server": {"nope": 1}}, "unknown setting(s) nope"),
+    ({"store": SPANNER, "archival": {"uri": "s3://x"}}, "archival.uri: 's3://x' must be"),
+    ({"store": SPANNER, "archival": {"bucket": "x"}}, "archival: unknown key(s) bucket"),
 ])
 def test_errors_name_the_key(data: dict[str, object], needle: str) -> None:
     with pytest.raises(ConfigError) as ei:
