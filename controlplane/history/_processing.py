@@ -348,10 +348,12 @@ class ProcessingMixin:
                     self.schedule_workflow_task(txn)  # the first task after a start delay
                 await self.commit(txn)
                 return
-            await self.commit(txn)
             if wt is not None and wt.scheduled_event_id == t.event_id and not wt.started:
-                self.dispatch_workflow_task(TaskRef(KIND_WORKFLOW, st.namespace_id, st.workflow_id, st.run_id,
-                                                    wt.scheduled_event_id, wt.attempt), st.task_queue)
+                # a transfer task with the timer's deletion (not an in-memory dispatch after it):
+                # a crash before a worker starts the task must not lose it
+                txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id,
+                                         wt.scheduled_event_id, wt.attempt, extra={"q": st.task_queue}))
+            await self.commit(txn)
 
     async def _run_timeout(self: "HistoryEngine", t: Task) -> None:
         async with self.locked(t.namespace_id, t.workflow_id):

@@ -14,7 +14,7 @@ from controlplane.matching import KIND_WORKFLOW, TaskRef
 from controlplane.store import Mutation, TimerTask
 
 from ._state import ExecutionState, WorkflowTaskInfo
-from ._tasks import TM_WORKFLOW_TASK_TIMEOUT, Task
+from ._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._tokens import WORKFLOW, BadTokenError, TaskToken
 from ._txn import Txn
 
@@ -346,9 +346,12 @@ class WorkflowTasksMixin:
                 await self.commit(txn)
             elif not wt.started and not wt.dispatched:
                 # Started before a restart (the timer row proves it) and lost with its worker:
-                # offer it again; nothing of that start was ever written.
+                # offer it again; nothing of that start was ever written. Through a transfer task
+                # written with the timer's deletion: the timer row was the task's only durable
+                # trace, and an in-memory dispatch was lost for good if the server died again
+                # before a worker started it (the run then waited forever).
+                txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id,
+                                         wt.scheduled_event_id, wt.attempt, extra={"q": st.task_queue}))
                 await self.commit(txn)
-                ref = TaskRef(KIND_WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt)
-                self.dispatch_workflow_task(ref, st.task_queue)
             else:
                 await self.commit(txn)
