@@ -32,6 +32,22 @@ GRPC_OPTIONS = [
 ]
 
 
+#: Longest error message sent (UTF-8 bytes). Messages quote the offending value; a 300 KB name
+#: would go out whole in the grpc-message trailer, which clients refuse beyond 16 KiB of
+#: metadata (they see RESOURCE_EXHAUSTED "received metadata size exceeds hard limit"
+#: instead of the real status).
+MAX_DETAILS_BYTES = 2048
+
+
+def clip_details(message: str) -> str:
+    """``message`` cut to MAX_DETAILS_BYTES of UTF-8 (on a character boundary), saying how much was cut."""
+    raw = message.encode()
+    if len(raw) <= MAX_DETAILS_BYTES:
+        return message
+    head = raw[:MAX_DETAILS_BYTES].decode(errors="ignore")
+    return f"{head}... ({len(message) - len(head)} more characters)"
+
+
 class LockedError(RuntimeError):
     """Another process holds the database file."""
 
@@ -113,14 +129,14 @@ def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowService
             try:
                 return await _m(request, deadline)
             except ServiceError as e:
-                await context.abort(e.code, e.message)
+                await context.abort(e.code, clip_details(e.message))
             except asyncio.CancelledError:
                 log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
                          loop.time() - started)
                 raise
             except Exception as e:  # noqa: BLE001 - reported as INTERNAL, logged with its stack
                 log.exception("%s failed", _name)
-                await context.abort(grpc.StatusCode.INTERNAL, f"{_name}: internal error: {type(e).__name__}: {e}")
+                await context.abort(grpc.StatusCode.INTERNAL, clip_details(f"{_name}: internal error: {type(e).__name__}: {e}"))
 
         setattr(Servicer, name, handler)
     return Servicer()
