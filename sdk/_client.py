@@ -9,6 +9,8 @@ decoded, so the server only ever stores encoded bytes.
 
 from __future__ import annotations
 
+import asyncio
+
 import dataclasses
 import datetime
 import os
@@ -46,6 +48,14 @@ _UTC = datetime.timezone.utc
 _EMBEDDED_PREFIX = "embedded:"
 # A long poll for a result is answered by the server within 60 s; give it headroom.
 _LONG_POLL_TIMEOUT = 70.0
+#: How long idempotent calls keep retrying while the server is unavailable (e.g. restarting).
+_RETRY_BUDGET = 15.0
+#: Calls that may be repeated safely: reads, and writes deduplicated by their request id.
+_IDEMPOTENT = frozenset({
+    "GetSystemInfo", "DescribeNamespace", "ListNamespaces", "StartWorkflowExecution", "SignalWorkflowExecution",
+    "SignalWithStartWorkflowExecution", "RequestCancelWorkflowExecution", "DescribeWorkflowExecution",
+    "GetWorkflowExecutionHistory", "ListWorkflowExecutions", "CountWorkflowExecutions", "QueryWorkflow",
+})
 _SA_PREFIX = "SEARCH_ATTRIBUTE_TYPE_"
 _QUERY_ATTR = "__spindle_query_definition__"
 _SIGNAL_ATTR = "__spindle_signal_definition__"
@@ -341,13 +351,27 @@ class Client:
 
     async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
                    not_found: str = "workflow") -> Any:
+        """Call ``method``; calls that are safe to repeat are retried while the server is unavailable.
+
+        Starts and signals carry a request id set once per user call, so a retry after a
+        reply lost in a crash is recorded once; reads are naturally repeatable. Retries
+        stop after ``_RETRY_BUDGET`` seconds and the last error is raised.
+        """
         fn = getattr(self._stub, method)
-        try:
-            if timeout is None:
-                return await fn(request)
-            return await fn(request, timeout=timeout)
-        except grpc.aio.AioRpcError as e:
-            raise map_rpc_error(e, not_found=not_found) from e
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + _RETRY_BUDGET
+        delay = 0.05
+        while True:
+            try:
+                if timeout is None:
+                    return await fn(request)
+                return await fn(request, timeout=timeout)
+            except grpc.aio.AioRpcError as e:
+                if (e.code() != grpc.StatusCode.UNAVAILABLE or method not in _IDEMPOTENT
+                        or loop.time() + delay > give_up):
+                    raise map_rpc_error(e, not_found=not_found) from e
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     async def _encode(self, msg: Message) -> None:
         if self.codecs:
