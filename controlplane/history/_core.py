@@ -392,6 +392,9 @@ class EngineCore:
                     timer_tasks = list(txn.timers) + (list(txn.new_run[3]) if txn.new_run else [])
                     if transfer_tasks or timer_tasks:
                         self.spawn(self._pick_up_if_written(shard, transfer_tasks, timer_tasks))
+                if isinstance(e, StoreUnavailableError) and e.outcome_unknown:
+                    raise Unavailable(f"the write's outcome is unknown (it may have committed); retrying with the "
+                                      f"same request id is safe: {e}") from e
                 raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
             finally:
                 self.in_flight -= 1

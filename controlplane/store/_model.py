@@ -25,7 +25,15 @@ class ShardOwnershipLostError(StoreError):
 
 
 class StoreUnavailableError(StoreError):
-    """The store could not be written (disk full, I/O error); nothing was applied."""
+    """The store could not be written (disk full, I/O error).
+
+    Nothing was applied, unless ``outcome_unknown`` is set: then the write may have
+    committed (the failure came after the commit was sent).
+    """
+
+    def __init__(self, message: str, *, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
 
 
 @dataclass

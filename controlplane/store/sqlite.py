@@ -346,7 +346,7 @@ class SqliteStore(Store):
             try:
                 self.fault_hook("after_commit", [p.mutation for p in batch])
             except Exception as e:  # noqa: BLE001 - committed, but the caller is told it failed
-                return [StoreUnavailableError(f"reply lost after commit: {e}")] * len(batch)
+                return [StoreUnavailableError(f"reply lost after commit: {e}", outcome_unknown=True)] * len(batch)
         return results
 
     # ------------------------------------------------------------------ shards
