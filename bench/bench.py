@@ -278,7 +278,8 @@ async def run_workloads(client: Client, a: argparse.Namespace, pids: dict[str, i
 def _spawn_server(db: str) -> tuple[subprocess.Popen, str]:
     exe = shutil.which("spindle") or os.path.join(os.path.dirname(sys.executable), "spindle")
     log = os.environ.get("SPINDLE_SERVER_LOG")
-    proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0",
+    extra = ["--config", os.environ["SPINDLE_SERVER_CONFIG"]] if os.environ.get("SPINDLE_SERVER_CONFIG") else []
+    proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0", *extra,
                              "--log-level", os.environ.get("SPINDLE_SERVER_LOG_LEVEL", "warning")], stdout=subprocess.PIPE,
                             stderr=open(log, "w") if log else subprocess.DEVNULL, text=True)
     assert proc.stdout is not None

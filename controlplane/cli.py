@@ -34,6 +34,8 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--namespace", action="append", default=[], help="extra namespace(s) to create at start")
     dev.add_argument("--shards", type=int, default=ServerConfig.num_shards, help="history shards (fixed per database)")
     dev.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    dev.add_argument("--config", default=None,
+                     help="YAML file of ServerConfig settings (controlplane/config.py), e.g. long_poll_timeout: 30")
     dev.add_argument("--blob-dir", default=None,
                      help="folder for payloads over 256 KiB (default: DB.blobs next to the database; '' = none)")
     dev.add_argument("--archive-uri", default="",
@@ -59,16 +61,24 @@ async def _run_dev(args: argparse.Namespace) -> int:
     from controlplane.store.sqlite import SqliteStore
 
     db = os.path.abspath(args.db)
+    blob_dir = db + ".blobs" if args.blob_dir is None else args.blob_dir
+    if args.archive_uri and not args.archive_uri.startswith(("file:///", "gs://")):
+        raise CliError(f"--archive-uri: {args.archive_uri!r} must be file:///abs/dir or gs://bucket/prefix")
+    settings: dict[str, object] = {}
+    if args.config:
+        settings = _load_settings(args.config)
+    settings.setdefault("num_shards", args.shards)
+    settings.setdefault("archive_uri", args.archive_uri)
+    settings.setdefault("blob_store_uri", "file://" + os.path.abspath(blob_dir) if blob_dir else "")
+    try:
+        cfg = ServerConfig.from_dict(settings, where=args.config or "config")
+    except (TypeError, ValueError) as e:
+        raise CliError(str(e)) from None
     lock = FileLock(db)
     try:
         lock.acquire()
     except LockedError as e:
         raise CliError(str(e)) from None
-    blob_dir = db + ".blobs" if args.blob_dir is None else args.blob_dir
-    if args.archive_uri and not args.archive_uri.startswith(("file:///", "gs://")):
-        raise CliError(f"--archive-uri: {args.archive_uri!r} must be file:///abs/dir or gs://bucket/prefix")
-    cfg = ServerConfig(num_shards=args.shards, archive_uri=args.archive_uri,
-                       blob_store_uri="file://" + os.path.abspath(blob_dir) if blob_dir else "")
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg)
     try:
         try:
@@ -92,6 +102,21 @@ async def _run_dev(args: argparse.Namespace) -> int:
     finally:
         await cp.stop()
         lock.release()
+
+
+def _load_settings(path: str) -> dict[str, object]:
+    import yaml
+
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except OSError as e:
+        raise CliError(f"--config: cannot read {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise CliError(f"--config: {path} is not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"--config: {path} must hold a mapping of setting names to values")
+    return data
 
 
 def _start_cluster(args: argparse.Namespace) -> int:

@@ -59,11 +59,14 @@ class ServerConfig:
     query_timeout: float = 10.0
     #: Default time an update call waits for its outcome.
     update_timeout: float = 60.0
-    #: Longest time a start waits for running executions' work (due timers, workflow tasks)
-    #: to drain below ``start_admission_max_pending`` before it is admitted anyway.
-    start_admission_wait: float = 1.0
-    #: Scheduled-but-unfinished workflow tasks above which new starts wait (back-pressure).
-    start_admission_max_pending: int = 32
+    #: Back-pressure on new starts, so that the work of running executions goes first: a
+    #: start waits while timers are due but not yet written, or while more workflow tasks
+    #: are unfinished than ``max(start_admission_max_pending, start_admission_per_worker x
+    #: workers polling in the last 2 minutes)``. A start never waits longer than
+    #: ``start_admission_wait`` seconds.
+    start_admission_wait: float = 5.0
+    start_admission_max_pending: int = 8
+    start_admission_per_worker: int = 8
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).

@@ -273,6 +273,7 @@ class FrontendService:
                                     ) -> svc.PollWorkflowTaskQueueResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.task_queue, "task_queue", self.config)
+        self.engine.note_workflow_poller(req.identity or "anonymous")
         loop = asyncio.get_running_loop()
         end = loop.time() + self._poll_timeout(deadline)
         while True:

@@ -104,6 +104,7 @@ class EngineCore:
         self._pending_wt: dict[tuple[str, str, str, int], float] = {}
         self._admit_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._admitting = 0
+        self._pollers: dict[str, float] = {}  # workflow-task poller identity -> last poll (loop time)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, shard_ids: Iterable[int] | None = None) -> None:
@@ -634,7 +635,22 @@ class EngineCore:
             self._release_admission()
 
     def _can_admit(self) -> bool:
-        return not self.due_timers and len(self._pending_wt) + self._admitting < self.config.start_admission_max_pending
+        if self.due_timers:
+            return False
+        return len(self._pending_wt) + self._admitting < self._admission_limit()
+
+    def note_workflow_poller(self, identity: str) -> None:
+        """A worker polled for workflow tasks: the admission limit scales with live workers."""
+        self._pollers[identity] = asyncio.get_running_loop().time()
+
+    def _admission_limit(self) -> int:
+        cfg = self.config
+        now = asyncio.get_running_loop().time()
+        if len(self._pollers) > 1000:  # forget workers not seen for a while
+            for k in [k for k, t in self._pollers.items() if now - t > 120]:
+                del self._pollers[k]
+        workers = sum(1 for t in self._pollers.values() if now - t <= 120)
+        return max(cfg.start_admission_max_pending, cfg.start_admission_per_worker * workers)
 
     def _release_admission(self) -> None:
         if not self._admit_waiters:
