@@ -164,17 +164,7 @@ class ClientOpsMixin:
     async def terminate_locked(self: "HistoryEngine", st: ExecutionState, reason: str, details: pb.Payloads,
                                identity: str) -> None:
         txn = Txn(st, self.clock.now_ms())
-        wt = st.workflow_task
-        if wt is not None and wt.started:
-            if wt.timeout_timer is not None:
-                txn.delete_timer(wt.timeout_timer)
-            self.outstanding_changed(-1)
-        st.workflow_task = None
-        self.flush_buffered(txn)
-        for info in st.activities.values():
-            if info.started:
-                self.outstanding_changed(-1)
-                info.started = False
+        self.abandon_running_tasks(txn)
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, "workflow_execution_terminated_event_attributes",
                   pb.WorkflowExecutionTerminatedEventAttributes(reason=reason, details=details, identity=identity))
         self.close_run(txn)

@@ -364,17 +364,7 @@ class ProcessingMixin:
             txn = Txn(st, self.clock.now_ms())
             self.timer_done(t, txn)
             st.run_timer = None
-            wt = st.workflow_task
-            if wt is not None and wt.started:
-                if wt.timeout_timer is not None:
-                    txn.delete_timer(wt.timeout_timer)
-                self.outstanding_changed(-1)
-            st.workflow_task = None
-            self.flush_buffered(txn)
-            for info in st.activities.values():
-                if info.started:
-                    info.started = False
-                    self.outstanding_changed(-1)
+            self.abandon_running_tasks(txn)
             txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, "workflow_execution_timed_out_event_attributes",
                       pb.WorkflowExecutionTimedOutEventAttributes(retry_state=pb.RETRY_STATE_TIMEOUT))
             self.close_run(txn)

@@ -103,6 +103,22 @@ class RunsMixin:
             out[k] = v
         return out
 
+    def abandon_running_tasks(self: "EngineCore", txn: Txn) -> None:
+        """Before the run is closed from outside (terminate, run timeout): drop the workflow task
+        in flight (its late completion gets NOT_FOUND) and flush buffered events into history."""
+        st = txn.state
+        wt = st.workflow_task
+        if wt is not None and wt.started:
+            if wt.timeout_timer is not None:
+                txn.delete_timer(wt.timeout_timer)
+            self.outstanding_changed(-1)
+        st.workflow_task = None
+        self.flush_buffered(txn)
+        for info in st.activities.values():
+            if info.started:
+                info.started = False
+                self.outstanding_changed(-1)
+
     def close_run(self: "EngineCore", txn: Txn) -> None:
         """Bookkeeping after a closing event: current pointer, visibility, parent and children."""
         st = txn.state
