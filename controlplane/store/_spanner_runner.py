@@ -4,14 +4,15 @@ The client library is synchronous. Reads go to a small thread pool. Read-write
 transactions go through one writer thread (``writers`` threads if configured): it
 drains every queued mutation into as few transactions as it can (group commit, see
 ``_spanner_write``) and runs administrative transactions (namespaces, leases) on
-their own. One writer per process also suits the emulator, which runs one
+their own. ``urgent`` calls jump the queue. (The store runs lease transactions on a
+runner of their own, so they never wait behind history writes at all.) One writer per process also suits the emulator, which runs one
 read-write transaction at a time and aborts the others.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
+import itertools
 import logging
 import queue
 import threading
@@ -35,6 +36,11 @@ class _Item:
     mutation: Mutation | None = None
     fn: Callable[[Any], Any] | None = None
     keys: frozenset[tuple[Any, ...]] = frozenset()
+    seq: int = 0
+    priority: int = 1  # 0 urgent (leases), 1 normal
+
+    def __lt__(self, other: "_Item") -> bool:  # (ties in the priority queue never compare items; this is a guard)
+        return self.seq < other.seq
 
 
 def _resolve(fut: asyncio.Future[Any], value: Any, err: BaseException | None) -> None:
@@ -64,11 +70,11 @@ class TxnRunner:
         self.database = database
         self.max_batch = max_batch
         self.retry_delay = retry_delay
-        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        #: (priority, sequence, item): urgent work first, then FIFO; None (priority 2) stops a writer.
+        self._queue: queue.PriorityQueue[tuple[int, int, _Item | None]] = queue.PriorityQueue()
+        self._seq = itertools.count()
         self._threads = [threading.Thread(target=self._loop, name=f"spindle-spanner-writer-{i}", daemon=True)
                          for i in range(max(1, writers))]
-        self._lock = threading.Lock()
-        self._carry: collections.deque[_Item] = collections.deque()
         #: Counters for benchmarks: transactions, mutations, time in commit (s).
         self.stats = {"transactions": 0, "mutations": 0, "batches_split": 0, "seconds": 0.0}
 
@@ -78,7 +84,7 @@ class TxnRunner:
 
     def stop(self) -> None:
         for _ in self._threads:
-            self._queue.put(None)
+            self._queue.put((2, next(self._seq), None))
         for t in self._threads:
             t.join()
 
@@ -100,31 +106,35 @@ class TxnRunner:
         """Apply ``m`` (possibly together with other queued mutations); raises its own error only."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        self._queue.put(_Item(fut, loop, mutation=m, keys=frozenset(conflict_keys(m))))
+        self._put(_Item(fut, loop, mutation=m, keys=frozenset(conflict_keys(m))))
         await fut
 
-    async def call(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(transaction)`` as one read-write transaction (retried on abort) and return its result."""
+    async def call(self, fn: Callable[[Any], T], *, urgent: bool = False) -> T:
+        """Run ``fn(transaction)`` as one read-write transaction (retried on abort) and return its result.
+
+        ``urgent`` work (lease renewals) runs before any queued normal work.
+        """
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[T] = loop.create_future()
-        self._queue.put(_Item(fut, loop, fn=fn))
+        self._put(_Item(fut, loop, fn=fn, priority=0 if urgent else 1))
         return await fut
 
+    def _put(self, item: _Item) -> None:
+        item.seq = next(self._seq)
+        self._queue.put((item.priority, item.seq, item))
+
     # ------------------------------------------------------------------ writer thread
-    def _next(self, block: bool) -> _Item | None:
-        with self._lock:
-            if self._carry:
-                return self._carry.popleft()
-        if block:
-            return self._queue.get()
+    def _next(self, block: bool) -> tuple[bool, _Item | None]:
+        """(got one, item): the most urgent, oldest queued item; item None means stop."""
         try:
-            return self._queue.get_nowait()
+            _, _, item = self._queue.get() if block else self._queue.get_nowait()
         except queue.Empty:
-            return None
+            return False, None
+        return True, item
 
     def _loop(self) -> None:
         while True:
-            item = self._next(True)
+            _, item = self._next(True)
             if item is None:
                 return
             if item.fn is not None:
@@ -132,20 +142,17 @@ class TxnRunner:
                 continue
             batch = [item]
             keys = set(item.keys)
-            stop = False
             while len(batch) < self.max_batch:
-                nxt = self._next(False)
-                if nxt is None:
+                got, nxt = self._next(False)
+                if not got:
                     break
-                if nxt.fn is not None or keys & nxt.keys:
-                    with self._lock:
-                        self._carry.appendleft(nxt)  # starts the next transaction
+                if nxt is None or nxt.fn is not None or keys & nxt.keys:
+                    # starts a later transaction: back in the queue at its place (same priority and sequence)
+                    self._queue.put((2, next(self._seq), None) if nxt is None else (nxt.priority, nxt.seq, nxt))
                     break
                 batch.append(nxt)
                 keys |= nxt.keys
             self._run_batch(batch)
-            if stop:
-                return
 
     def _run_fn(self, item: _Item) -> None:
         try:

@@ -101,6 +101,10 @@ class SpannerStore(Store):
         self.database: Any = None
         self._runner: TxnRunner | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        #: Leases and heartbeats get their own writer thread and reader thread: they must
+        #: never wait behind this member's backlog of history writes and reads.
+        self._lease_runner: TxnRunner | None = None
+        self._lease_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.num_shards = 0
 
     # ------------------------------------------------------------------ lifecycle
@@ -123,6 +127,9 @@ class SpannerStore(Store):
             delay = 0.005
         self._runner = TxnRunner(self.database, max_batch=self.max_batch, writers=self.writers, retry_delay=delay)
         self._runner.start()
+        self._lease_runner = TxnRunner(self.database, max_batch=1, retry_delay=delay)
+        self._lease_runner.start()
+        self._lease_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="spindle-spanner-lease")
         await self._runner.call(self._init_shards(num_shards))
         self.num_shards = num_shards
 
@@ -148,9 +155,13 @@ class SpannerStore(Store):
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
-        if self._runner is not None:
-            await loop.run_in_executor(None, self._runner.stop)
-            self._runner = None
+        for runner in (self._runner, self._lease_runner):
+            if runner is not None:
+                await loop.run_in_executor(None, runner.stop)
+        self._runner = self._lease_runner = None
+        if self._lease_pool is not None:
+            self._lease_pool.shutdown(wait=True)
+            self._lease_pool = None
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -161,9 +172,10 @@ class SpannerStore(Store):
         return dict(self._runner.stats) if self._runner is not None else {}
 
     # ------------------------------------------------------------------ helpers
-    async def _read(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(snapshot)`` on the reader pool in a (multi-use) read-only snapshot."""
-        if self._pool is None or self.database is None:
+    async def _read(self, fn: Callable[[Any], T], *, lease: bool = False) -> T:
+        """Run ``fn(snapshot)`` on the reader pool (``lease``: the lease thread) in a (multi-use) read-only snapshot."""
+        pool = self._lease_pool if lease else self._pool
+        if pool is None or self.database is None:
             raise StoreUnavailableError("store is not open")
 
         def run() -> T:
@@ -175,17 +187,18 @@ class SpannerStore(Store):
             except Exception as e:  # noqa: BLE001 - any client error is unavailability for the caller
                 raise StoreUnavailableError(f"spanner read failed: {type(e).__name__}: {e}") from e
 
-        return await asyncio.get_running_loop().run_in_executor(self._pool, run)
+        return await asyncio.get_running_loop().run_in_executor(pool, run)
 
     async def _query(self, sql: str, params: Mapping[str, Any] | None = None,
                      types: Mapping[str, Any] | None = None) -> list[list[Any]]:
         return await self._read(lambda s: [list(r) for r in s.execute_sql(sql, params=dict(params or {}),
                                                                             param_types=dict(types or {}) or None)])
 
-    async def _txn(self, fn: Callable[[Any], T]) -> T:
-        if self._runner is None:
+    async def _txn(self, fn: Callable[[Any], T], *, lease: bool = False) -> T:
+        runner = self._lease_runner if lease else self._runner
+        if runner is None:
             raise StoreUnavailableError("store is closed")
-        return await self._runner.call(fn)
+        return await runner.call(fn)
 
     # ------------------------------------------------------------------ writes
     async def apply(self, mutation: Mutation) -> None:
@@ -218,34 +231,34 @@ class SpannerStore(Store):
         rows = await self._query("SELECT RangeId FROM Shards WHERE ShardId = @s", {"s": shard_id})
         return int(rows[0][0]) if rows else -1
 
-    # -- cluster leases (controlplane.cluster) ------------------------------------
+    # -- cluster leases (controlplane.cluster): on their own threads, never queued behind history work --
     async def heartbeat_member(self, member_id: str, address: str, now_ms: int, started_ms: int) -> None:
         """Register or refresh this process in the membership table."""
-        await self._txn(leases.heartbeat(member_id, address, now_ms, started_ms))
+        await self._txn(leases.heartbeat(member_id, address, now_ms, started_ms), lease=True)
 
     async def leave_cluster(self, member_id: str) -> None:
         """Remove this process from the membership table."""
-        await self._txn(leases.leave(member_id))
+        await self._txn(leases.leave(member_id), lease=True)
 
     async def claim_shard(self, shard_id: int, member_id: str, now_ms: int, ttl_ms: int) -> int | None:
         """Take a free or expired shard lease; the new range id, or None if another member holds it."""
-        return await self._txn(leases.claim(shard_id, member_id, now_ms, ttl_ms))
+        return await self._txn(leases.claim(shard_id, member_id, now_ms, ttl_ms), lease=True)
 
     async def renew_leases(self, member_id: str, held: Mapping[int, int], now_ms: int, ttl_ms: int) -> list[int]:
         """Extend our leases; returns the shards we lost (another member took them)."""
         if not held:
             return []  # (an empty read-write transaction cannot commit)
-        return await self._txn(leases.renew(member_id, dict(held), now_ms, ttl_ms))
+        return await self._txn(leases.renew(member_id, dict(held), now_ms, ttl_ms), lease=True)
 
     async def release_shard(self, shard_id: int, member_id: str, range_id: int) -> bool:
         """Give a shard up so another member can take it at once."""
-        return await self._txn(leases.release(shard_id, member_id, range_id))
+        return await self._txn(leases.release(shard_id, member_id, range_id), lease=True)
 
     async def list_members(self) -> list[leases.Member]:
-        return await self._read(leases.read_members)
+        return await self._read(leases.read_members, lease=True)
 
     async def list_leases(self) -> list[leases.ShardLease]:
-        return await self._read(leases.read_leases)
+        return await self._read(leases.read_leases, lease=True)
 
     # ------------------------------------------------------------------ namespaces
     async def create_namespace(self, row: NamespaceRow) -> None:

@@ -121,6 +121,22 @@ async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
             await asyncio.sleep(0.5)
 
 
+async def results_or_report(client: Client, ids: list[str], timeout: float) -> list[Any]:
+    """Every workflow's result; on timeout, fail naming the stuck ones with the tail of their histories."""
+    tasks = {wid: asyncio.ensure_future(result(client, wid)) for wid in ids}
+    _, pending = await asyncio.wait(tasks.values(), timeout=timeout)
+    if pending:
+        stuck = [wid for wid, t in tasks.items() if not t.done()]
+        for t in pending:
+            t.cancel()
+        tails = []
+        for wid in stuck[:3]:
+            hist = await client.get_workflow_handle(wid).fetch_history()
+            tails.append(f"{wid}: {[e.event_type for e in hist.events][-6:]}")
+        raise AssertionError(f"{len(stuck)} workflows did not finish in {timeout}s: {stuck[:10]}; " + "; ".join(tails))
+    return [tasks[wid].result() for wid in ids]
+
+
 class Cluster:
     """N member processes on a fresh database (schema made by ``spindle admin setup-schema``)."""
 
@@ -167,8 +183,13 @@ def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
                           graceful_shutdown_timeout=timedelta(seconds=1)) for c in worker_clients]
         runs = [asyncio.ensure_future(w.run()) for w in workers]
         try:
-            for i in range(WORKFLOWS):
-                await client.start_workflow(Load.run, i, id=f"load-{i}", task_queue=tq)
+            gate = asyncio.Semaphore(50)
+
+            async def start(i: int) -> None:
+                async with gate:
+                    await client.start_workflow(Load.run, i, id=f"load-{i}", task_queue=tq)
+
+            await asyncio.gather(*(start(i) for i in range(WORKFLOWS)))
             await asyncio.sleep(1.0)  # mid-run: activities, timers and children in flight everywhere
             m2.signal(signal.SIGKILL)
             t_kill = time.monotonic()
@@ -176,7 +197,7 @@ def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
                 None, wait_owned, cluster3.db, {"m0", "m1"}, TTL + 10)
             takeover = time.monotonic() - t_kill
             assert moved <= TTL + 3 * RENEW + 2.0, f"shards of the killed member took {moved:.1f}s to move"
-            got = await asyncio.gather(*(result(client, f"load-{i}") for i in range(WORKFLOWS)))
+            got = await results_or_report(client, [f"load-{i}" for i in range(WORKFLOWS)], timeout=150)
             assert got == [expected(i) for i in range(WORKFLOWS)]
             return takeover
         finally:
@@ -221,7 +242,8 @@ def test_member_paused_past_its_lease_cannot_write(spanner_instance: SpannerTest
                     probe = await peers.call(b.address, {"op": "probe_write", "shard_id": shard, "range_id": old_range},
                                              timeout=10)
                     assert probe["error"] == "ShardOwnershipLostError", probe  # the stale write was refused
-                    assert [await result(client, f"p-{i}") for i in range(10)] == [expected(i) for i in range(10)]
+                    got = await results_or_report(client, [f"p-{i}" for i in range(10)], timeout=90)
+                    assert got == [expected(i) for i in range(10)]
                 await asyncio.get_running_loop().run_in_executor(None, wait_owned, cluster.db, {"m0", "m1"}, 30)
                 after = await peers.call(b.address, {"op": "stats"}, timeout=10)
                 assert after["lease_stats"]["lost"] >= 1 or after["lease_stats"]["claimed"] > len(held_by_b)
