@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import sys
 import uuid
 from datetime import timedelta
@@ -140,9 +141,11 @@ async def main(argv: list[str] | None = None) -> int:
     finally:
         await client.close()
     where = args.address
+    cli = os.path.join(os.path.dirname(sys.executable), "spindle")
+    cli = os.path.relpath(cli) if os.path.exists(cli) else "spindle"
     print("\nwhere to look next:")
-    print(f"  spindle workflow show --address {where} --workflow-id {order_id}      # the event history")
-    print(f"  spindle workflow list --address {where} --query \"WorkflowType = 'OrderWorkflow'\"")
+    print(f"  {cli} workflow show --address {where} --workflow-id {order_id}      # the event history")
+    print(f"  {cli} workflow list --address {where} --query \"WorkflowType = 'OrderWorkflow'\"")
     print("  python examples/order_fulfilment.py --out-of-stock                    # the compensation path")
     return 0
 
