@@ -164,18 +164,41 @@ class TxnRunner:
 
     def _run_batch(self, batch: list[_Item]) -> None:
         mutations = [i.mutation for i in batch if i.mutation is not None]
+        state = {"sent": False}
+
+        def body(txn: Any) -> list[BaseException | None]:
+            state["sent"] = False
+            out = apply_batch(txn, mutations)
+            state["sent"] = True  # the client commits as soon as this returns
+            return out
+
+        results: list[BaseException | None]
         try:
-            results = self._run_txn(lambda txn: apply_batch(txn, mutations))
+            results = self._run_txn(body)
             self.stats["mutations"] += len(mutations)
         except BaseException as e:  # noqa: BLE001 - narrowed below
-            if len(batch) > 1:
+            if state["sent"] and not _refused(e):
+                # the commit was sent and no answer says it was refused: it may have been applied
+                unknown = StoreUnavailableError(f"spanner commit outcome unknown: {type(e).__name__}: {e}",
+                                                outcome_unknown=True)
+                results = [unknown] * len(batch)
+            elif len(batch) > 1:
                 self.stats["batches_split"] += 1
                 for one in batch:  # find which mutation broke the commit; the others still apply
                     self._run_batch([one])
                 return
-            results = [map_error(e)]
+            else:
+                results = [map_error(e)]
         for it, err in zip(batch, results):
             it.loop.call_soon_threadsafe(_resolve, it.future, None, err)
+
+
+def _refused(e: BaseException) -> bool:
+    """The commit was answered with a refusal (nothing applied), as opposed to a lost or failed reply."""
+    from google.api_core import exceptions as gexc
+
+    return isinstance(e, (gexc.AlreadyExists, gexc.NotFound, gexc.FailedPrecondition, gexc.InvalidArgument,
+                          ValueError, ConditionFailedError))
 
 
 __all__ = ["TxnRunner", "map_error"]
