@@ -334,14 +334,25 @@ class ProcessingMixin:
                 self.schedule_workflow_task(txn)
             await self.commit(txn)
 
+    async def _timer_txn(self: "HistoryEngine", t: Task) -> Txn | None:
+        """A txn that deletes the fired timer ``t``; None (timer dropped) if its run is gone or closed.
+
+        The caller holds the workflow id's lock.
+        """
+        st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
+        if st is None or not st.running:
+            self.timer_done(t)
+            return None
+        txn = Txn(st, self.clock.now_ms())
+        self.timer_done(t, txn)
+        return txn
+
     async def _workflow_task_backoff(self: "HistoryEngine", t: Task) -> None:
         async with self.locked(t.namespace_id, t.workflow_id):
-            st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
-            if st is None or not st.running:
-                self.timer_done(t)
+            txn = await self._timer_txn(t)
+            if txn is None:
                 return
-            txn = Txn(st, self.clock.now_ms())
-            self.timer_done(t, txn)
+            st = txn.state
             wt = st.workflow_task
             if t.event_id == 0:
                 if wt is None:
@@ -357,12 +368,10 @@ class ProcessingMixin:
 
     async def _run_timeout(self: "HistoryEngine", t: Task) -> None:
         async with self.locked(t.namespace_id, t.workflow_id):
-            st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
-            if st is None or not st.running:
-                self.timer_done(t)
+            txn = await self._timer_txn(t)
+            if txn is None:
                 return
-            txn = Txn(st, self.clock.now_ms())
-            self.timer_done(t, txn)
+            st = txn.state
             st.run_timer = None
             self.abandon_running_tasks(txn)
             txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, "workflow_execution_timed_out_event_attributes",
