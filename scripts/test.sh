@@ -13,7 +13,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   echo "installing chromium (headless browser for the widget tests)..."
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then
