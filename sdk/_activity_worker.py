@@ -49,6 +49,13 @@ def _td(ms: int) -> datetime.timedelta | None:
     return datetime.timedelta(milliseconds=ms) if ms else None
 
 
+async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until each has finished (their errors are dropped)."""
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class Slots:
     """A counting limit with a non-blocking ``try_acquire`` (for eager activity reservation)."""
 
@@ -167,9 +174,7 @@ class ActivityWorker:
     async def stop_polling(self) -> None:
         """Stop taking new attempts (in-flight polls are abandoned)."""
         self._stopping = True
-        for t in self._poll_tasks:
-            t.cancel()
-        await asyncio.gather(*self._poll_tasks, return_exceptions=True)
+        await cancel_and_wait(self._poll_tasks)
         self._poll_tasks = []
 
     async def drain(self, grace: float) -> None:

@@ -23,7 +23,7 @@ import grpc
 import grpc.aio
 
 from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._activity_worker import ActivityWorker, Slots
+from sdk._activity_worker import ActivityWorker, Slots, cancel_and_wait
 from sdk._payload_visitor import decode_message, encode_message
 from sdk.exceptions import ApplicationError, NonDeterminismError
 
@@ -137,9 +137,7 @@ class WorkflowWorker:
     async def stop_polling(self) -> None:
         """Stop taking new tasks."""
         self._stopping = True
-        for t in self._poll_tasks:
-            t.cancel()
-        await asyncio.gather(*self._poll_tasks, return_exceptions=True)
+        await cancel_and_wait(self._poll_tasks)
         self._poll_tasks = []
 
     async def drain(self, timeout: float) -> None:

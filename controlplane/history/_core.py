@@ -26,6 +26,7 @@ from controlplane.errors import NotFound, Unavailable
 from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, Matching, TaskQueue, TaskRef
 from controlplane.namespaces import NamespaceRegistry
 from controlplane.store import (
+    CurrentRow,
     BacklogTask,
     ExecutionRow,
     Mutation,
@@ -352,8 +353,6 @@ class EngineCore:
         m.transfer_delete = txn.transfer_delete
         m.visibility = txn.visibility
         if new or txn.current_status is not None:
-            from controlplane.store import CurrentRow
-
             # keep the start's request id on the current row when the run closes (start idempotency)
             start_req = txn.start_request_id or await self.start_request_id(st)
             m.current = CurrentRow(st.namespace_id, st.workflow_id, st.run_id, st.status, start_req)
@@ -367,8 +366,6 @@ class EngineCore:
             m2.events = [(e.event_id, e.SerializeToString()) for e in nevents]
             m2.transfer_insert = ntr
             m2.timer_insert = ntm
-            from controlplane.store import CurrentRow
-
             m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, "")
             m2.current_expect = st.run_id
             m.current = None
