@@ -336,7 +336,27 @@ class EngineCore:
         """Write ``txn`` in one transaction and run its after-commit effects.
 
         Raises Unavailable (nothing written; the state is evicted) when the store refuses.
+        Cancelling the caller (a client cancels its RPC, the member that forwarded it dies)
+        does not cancel the commit: the write may already be on its way to the store, and
+        what it scheduled (a workflow task, a child start, a timer) is dispatched only by the
+        after-commit effects. Cancelled mid-way, the write landed but nothing was dispatched
+        until a restart, and the cached state no longer matched the store. The caller sees
+        its CancelledError only once the commit has finished, so the workflow's lock is held
+        until then.
         """
+        task = asyncio.ensure_future(self._commit(txn, new=new, current_expect=current_expect))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                await _finish_despite_cancellation(task)
+                raise
+            if task.cancelled():
+                raise
+            task.result()  # the commit's own outcome (an error of the write) wins over a late cancellation
+            raise
+
+    async def _commit(self, txn: Txn, *, new: bool, current_expect: str | None) -> None:
         st = txn.state
         shard = self.shards[st.shard_id]
         transfer, timers = self._task_rows(shard, txn.transfer, txn.timers)
@@ -690,3 +710,14 @@ class EngineCore:
         else:
             shard = self.shard_for(t.namespace_id, t.workflow_id)
             shard.timer_acks.append(key)
+
+
+async def _finish_despite_cancellation(task: "asyncio.Future[Any]") -> None:
+    """Wait until ``task`` is done, however often the waiter is cancelled meanwhile (its outcome is dropped)."""
+    while not task.done():
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError:
+            continue
+    if not task.cancelled():
+        task.exception()  # retrieved: the caller is gone, the commit logged or evicted what it had to

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from sdk import Client, Worker
 from sdk.exceptions import RPCError, WorkflowNotFoundError
 
 from fault_helpers import check_db, check_history, raw_history
-from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS, FChain3, fsigwait, ftimer
+from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS, FChain3, fparent, fsigwait, ftimer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -78,14 +79,30 @@ class Rule:
 
 
 @dataclass
+class Hold:
+    """Blocks the store's writer thread on the first batch that contains a matching mutation."""
+
+    stage: str
+    pred: Callable[[Mutation], bool]
+    reached: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class Injector:
-    """The store's fault_hook: fails the batches that contain a matching mutation."""
+    """The store's fault_hook: fails (or holds) the batches that contain a matching mutation."""
 
     rules: list[Rule] = field(default_factory=list)
+    holds: list[Hold] = field(default_factory=list)
     fired: list[str] = field(default_factory=list)
     random_rate: float = 0.0
     random_stage: str = "before_commit"
     rng: random.Random = field(default_factory=lambda: random.Random(7))
+
+    def hold(self, stage: str, pred: Callable[[Mutation], bool]) -> Hold:
+        h = Hold(stage, pred)
+        self.holds.append(h)
+        return h
 
     def fail(self, stage: str, pred: Callable[[Mutation], bool], times: int = 1,
              exc: BaseException | None = None) -> Rule:
@@ -95,6 +112,10 @@ class Injector:
 
     def __call__(self, stage: str, muts: Sequence[Mutation]) -> None:
         flat = _flat(muts)
+        for h in self.holds:
+            if h.stage == stage and not h.reached.is_set() and any(h.pred(m) for m in flat):
+                h.reached.set()
+                h.release.wait(30)
         for r in self.rules:
             if r.stage == stage and r.times > 0 and any(r.pred(m) for m in flat):
                 r.times -= 1
@@ -217,6 +238,22 @@ async def test_step_fails_and_the_run_still_completes(env: Env, stage: str, even
     assert check_db(env.path) == []
 
 
+@pytest.mark.parametrize("step", ["child-start", "child-close"])
+async def test_a_failed_write_to_another_execution_is_retried_without_a_restart(env: Env, step: str) -> None:
+    """The transfer task that starts a child, or tells the parent it closed, retries with backoff."""
+    wid = f"xs-{step}"
+    if step == "child-start":
+        env.injector.fail("before_commit", new_run(f"{wid}-child"), times=2)
+    else:
+        env.injector.fail("before_commit", appends(wid, pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED), times=2)
+    async with worker(env.client):
+        h = await env.client.start_workflow(fparent, 40, id=wid, task_queue=TASK_QUEUE, task_timeout=TASK_TIMEOUT)
+        assert await asyncio.wait_for(h.result(), 15) == 42
+    assert env.injector.fired == ["before_commit"] * 2, "the fault did not fire"
+    for w in (wid, f"{wid}-child"):
+        _sound(await raw_history(env.cp.stub, w), w)
+
+
 # ================================================================ (b) after commit: durable, retries idempotent
 
 async def test_after_commit_start_is_durable_and_a_retry_is_idempotent(env: Env) -> None:
@@ -247,6 +284,50 @@ async def test_after_commit_signal_is_durable_and_a_retry_is_not_duplicated(env:
         await _raw_signal(env, "ac-sig", "b", "sig-b")
         assert await asyncio.wait_for(h.result(), 20) == ["a", "b"]
     assert (await _history_types(env, "ac-sig")).count(pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) == 2
+
+
+# ================================================================ (c) the caller goes away while its write is in flight
+# A client that cancels its call (or a cluster member forwarding it that dies) cancels the
+# handler on the server. The write it started still commits; what the write scheduled (the
+# workflow task that a signal or a start makes) must still be handed to a worker, and the
+# cached state must match the store, without waiting for a restart.
+
+async def _cancel_mid_write(env: Env, hold: Hold, call: Any) -> None:
+    task = asyncio.ensure_future(call)
+    reached = await asyncio.get_running_loop().run_in_executor(None, hold.reached.wait, 10)
+    assert reached, "the write was never attempted"
+    task.cancel()
+    await asyncio.sleep(0.05)  # the handler sees the cancellation while the writer is still held
+    hold.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_signal_cancelled_mid_write_is_applied_and_wakes_the_workflow(env: Env) -> None:
+    async with worker(env.client):
+        h = await env.client.start_workflow(fsigwait, 2, id="cx-sig", task_queue=TASK_QUEUE)
+        await asyncio.sleep(0.2)  # the first workflow task is done: the run waits for "go"
+        hold = env.injector.hold("before_commit", appends("cx-sig", pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED))
+        await _cancel_mid_write(env, hold, _raw_signal(env, "cx-sig", "a", "sig-a"))
+        await _raw_signal(env, "cx-sig", "a", "sig-a")  # a client's retry of the same request: not applied twice
+        await _raw_signal(env, "cx-sig", "b", "sig-b")
+        assert await asyncio.wait_for(h.result(), 10) == ["a", "b"]
+    events = await raw_history(env.cp.stub, "cx-sig")
+    _sound(events, "cx-sig")
+    assert [e.event_type for e in events].count(pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) == 2
+
+
+async def test_start_cancelled_mid_write_runs_to_completion(env: Env) -> None:
+    async with worker(env.client):
+        hold = env.injector.hold("before_commit", new_run("cx-start"))
+        await _cancel_mid_write(env, hold, env.client.start_workflow(FChain3.run, 7, id="cx-start",
+                                                                     task_queue=TASK_QUEUE, request_id="r-cx"))
+        first = await env.client.get_workflow_handle("cx-start").describe()  # the start landed
+        # what a client does after losing the reply: retry with the same request id (one run, not two)
+        h = await env.client.start_workflow(FChain3.run, 7, id="cx-start", task_queue=TASK_QUEUE, request_id="r-cx")
+        assert h.run_id == first.run_id
+        assert await asyncio.wait_for(h.result(), 10) == 10
+    _sound(await raw_history(env.cp.stub, "cx-start"), "cx-start")
 
 
 # ================================================================ random failures under load, then a restart
