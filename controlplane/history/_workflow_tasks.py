@@ -55,11 +55,19 @@ class WorkflowTasksMixin:
 
     # ------------------------------------------------------------------ dispatch
     def dispatch_workflow_task(self: "HistoryEngine", ref: TaskRef, task_queue: str) -> None:
-        """Offer a scheduled workflow task: to the worker holding the run in cache first."""
+        """Offer a scheduled workflow task: to the worker holding the run in cache first.
+
+        Only a ref for the run's current, unstarted task marks that task dispatched: a stale
+        ref (an older task's transfer row whose acknowledgement was lost with a crash) is
+        offered as it is (its start is refused and acknowledges the row) and must not make a
+        timed-out task look as if it were still waiting in a queue.
+        """
         st = self._cache.get((ref.namespace_id, ref.workflow_id, ref.run_id))
-        if st is not None and st.sticky_queue and st.workflow_task is not None:
+        wt = st.workflow_task if st is not None else None
+        current = wt is not None and wt.scheduled_event_id == ref.event_id and wt.attempt == ref.attempt \
+            and not wt.started
+        if st is not None and wt is not None and current and st.sticky_queue:
             queue = st.sticky_queue
-            wt = st.workflow_task
             wt.dispatched = True
             wt.sticky = True
             self.matching.add(ref, queue, sticky=True)
@@ -75,8 +83,8 @@ class WorkflowTasksMixin:
 
             asyncio.get_running_loop().call_later(fallback_s, fall_back)
             return
-        if st is not None and st.workflow_task is not None:
-            st.workflow_task.dispatched = True
+        if wt is not None and current:
+            wt.dispatched = True
         self.matching.add(ref, st.task_queue if st is not None else task_queue)
 
     # ------------------------------------------------------------------ start

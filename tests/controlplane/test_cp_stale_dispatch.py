@@ -1,0 +1,69 @@
+"""A stale dispatch must not hide a workflow task that only its timeout timer still remembers.
+
+After a crash, a run's current workflow task may have been started (in memory) by the
+process that died: the store holds its Scheduled event and its durable timeout timer,
+nothing else. When that timer fires on the new owner, the task is offered again unless
+it is already waiting in a queue (``dispatched``). A transfer row of an *older* task
+(its acknowledgement lost with the crash) is re-dispatched by the recovery too; it must
+not mark the current task as dispatched, or nobody ever offers it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from controlplane import embedded
+from controlplane.api import messages_pb2 as pb
+from controlplane.api import service_pb2 as svc
+from controlplane.clock import VirtualClock
+from controlplane.config import ServerConfig
+from controlplane.matching import KIND_WORKFLOW, TaskRef
+
+pytestmark = pytest.mark.timeout(30)
+
+NS = "default"
+
+
+async def poll(stub: Any, timeout: float = 5.0) -> svc.PollWorkflowTaskQueueResponse:
+    return await stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(namespace=NS, task_queue="q", identity="t"),
+                                            timeout=timeout)
+
+
+async def test_stale_dispatch_does_not_hide_a_lost_workflow_task() -> None:
+    clock = VirtualClock()
+    cp = await embedded.start(":memory:", clock=clock, config=ServerConfig(num_shards=1, default_workflow_task_timeout=5.0))
+    try:
+        engine, stub = cp.control_plane.engine, cp.stub
+        started = await stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace=NS, workflow_id="w", workflow_type="T", task_queue="q", request_id="w"))
+        first = await poll(stub)
+        await stub.RespondWorkflowTaskCompleted(svc.RespondWorkflowTaskCompletedRequest(
+            task_token=first.task_token, namespace=NS, identity="t"))
+        await stub.SignalWorkflowExecution(svc.SignalWorkflowExecutionRequest(
+            namespace=NS, workflow_execution=pb.WorkflowExecution(workflow_id="w"), signal_name="s", identity="t"))
+        second = await poll(stub)  # started, and its worker is never heard of again
+        lost_id = second.history.events[-1].workflow_task_started_event_attributes.scheduled_event_id
+        assert lost_id > first.history.events[-1].workflow_task_started_event_attributes.scheduled_event_id
+
+        ns_id = cp.control_plane.namespaces.get(NS).id
+        key = (ns_id, "w", started.run_id)
+        # what a new owner knows after the crash: the history (task scheduled, not started) ...
+        engine.evict(engine._cache[key])
+        async with engine.locked(ns_id, "w"):
+            st = await engine.load(*key)
+        assert st is not None and st.workflow_task is not None and not st.workflow_task.started
+        # ... and the recovered transfer row of the first, long finished task
+        stale = TaskRef(KIND_WORKFLOW, ns_id, "w", started.run_id, 2, 1, None)
+        engine.dispatch_workflow_task(stale, "q")
+        assert not st.workflow_task.dispatched, "a stale ref marked the current task as waiting in a queue"
+
+        clock.advance(6.0)  # the lost task's timeout timer fires: the task is offered again
+        engine.wake_timers()
+        again = await poll(stub)
+        assert again.task_token, "the lost workflow task was never offered again"
+        assert again.history.events[-1].workflow_task_started_event_attributes.scheduled_event_id == lost_id
+    finally:
+        await cp.stop()
