@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("spindle.history")
 
+#: Backoff of a transfer task that failed (say, the shard of the workflow it reaches is between owners).
+TRANSFER_RETRY_FIRST_S = 0.5
+TRANSFER_RETRY_MAX_S = 30.0
+
 _CHILD_CLOSE = {
     pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: (pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED,
                                                  "child_workflow_execution_completed_event_attributes"),
@@ -69,18 +74,30 @@ class ProcessingMixin:
             self.spawn(self._process_async(shard, t))
 
     async def _process_async(self: "HistoryEngine", shard: Shard, t: Task) -> None:
-        try:
-            if t.kind == T_CLOSE:
-                await self._on_close(t)
-            elif t.kind == T_START_CHILD:
-                await self._start_child(t)
-            elif t.kind == T_SIGNAL_EXTERNAL:
-                await self._signal_external(t)
-            elif t.kind == T_CANCEL_EXTERNAL:
-                await self._cancel_external(t)
-            shard.acks.append(t.task_id)
-        except ServiceError as e:
-            log.warning("transfer task %s of %s will be retried after restart: %s", t.kind, t.workflow_id, e)
+        """Run a transfer task that reaches other executions; retried with backoff while this process owns the shard.
+
+        Every handler is idempotent (it re-reads the state and the request ids it wrote), so
+        running one again after a failure, or after a crash, never applies it twice.
+        """
+        delay = TRANSFER_RETRY_FIRST_S
+        while True:
+            try:
+                if t.kind == T_CLOSE:
+                    await self._on_close(t)
+                elif t.kind == T_START_CHILD:
+                    await self._start_child(t)
+                elif t.kind == T_SIGNAL_EXTERNAL:
+                    await self._signal_external(t)
+                elif t.kind == T_CANCEL_EXTERNAL:
+                    await self._cancel_external(t)
+                shard.acks.append(t.task_id)
+                return
+            except ServiceError as e:
+                if self.shards.get(shard.shard_id) is not shard or self._stopping:
+                    return  # its row stays: the shard's next owner (or the next start) runs it
+                log.warning("transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, TRANSFER_RETRY_MAX_S)
 
     # ------------------------------------------------------------------ close
     async def _on_close(self: "HistoryEngine", t: Task) -> None:

@@ -55,6 +55,12 @@ async def ftimer(x: int) -> int:
     return await workflow.execute_activity(f_add_one, x, start_to_close_timeout=STEP_TIMEOUT, retry_policy=FAST_RETRY)
 
 
+@workflow.defn(name="fparent")
+async def fparent(x: int) -> int:
+    """``ftimer`` as a child (its start and its close reach another execution); returns x + 2."""
+    return int(await workflow.execute_child_workflow(ftimer, x, id=f"{workflow.info().workflow_id}-child"))
+
+
 # ---------------------------------------------------------------- blocking pieces (worker kill -9)
 
 def _mark(kind: str, key: str) -> None:
@@ -122,5 +128,5 @@ class FWftBlock:
         return base + v
 
 
-WORKFLOWS = [FChain3, fsigwait, ftimer, FActBlock, FWftBlock]
+WORKFLOWS = [FChain3, fsigwait, ftimer, fparent, FActBlock, FWftBlock]
 ACTIVITIES = [f_add_one, f_blocking_add]
