@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.cloud.spanner_v1 import param_types as spanner_param_types
 from spanner_emulator import SpannerTestInstance
 
 from _members import Member, setup_schema, write_config
@@ -70,8 +71,7 @@ def expected(x: int) -> int:
 def leases(db: Any) -> dict[int, tuple[str, int, int]]:
     """shard -> (owner, range id, lease expiry ms) as stored."""
     with db.snapshot() as snap:
-        return {int(r[0]): (r[1], int(r[2]), int(r[3]))
-                for r in snap.execute_sql("SELECT ShardId, Owner, RangeId, LeaseExpiryMs FROM Shards")}
+        return leases_in(snap)
 
 
 def wait_owned(db: Any, owners: set[str], timeout: float) -> float:
@@ -121,8 +121,29 @@ async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
             await asyncio.sleep(0.5)
 
 
-async def results_or_report(client: Client, ids: list[str], timeout: float) -> list[Any]:
-    """Every workflow's result; on timeout, fail naming the stuck ones with the tail of their histories."""
+def stored_traces(db: Any, wid: str) -> str:
+    """What the store holds for ``wid`` (execution rows, its transfer, timer and backlog rows, shard leases)."""
+    out = []
+    with db.snapshot(multi_use=True) as snap:
+        for table, cols in (("Executions", "ShardId, RunId, Status, NextEventId, DbVersion"),
+                            ("TransferTasks", "ShardId, TaskId, Data"), ("TimerTasks", "ShardId, FireTimeMs, TaskId, Data"),
+                            ("TaskBacklog", "TaskQueue, Kind, ShardId, TaskId, Data")):
+            cond = "WorkflowId = @w" if table == "Executions" else "STRPOS(Data, @w) > 0"
+            rows = list(snap.execute_sql(f"SELECT {cols} FROM {table} WHERE {cond}", params={"w": wid},
+                                         param_types={"w": spanner_param_types.STRING}))
+            out.append(f"{table}: {rows}")
+        out.append(f"leases: {leases_in(snap)}")
+    return "; ".join(out)
+
+
+def leases_in(snap: Any) -> dict[int, tuple[str, int, int]]:
+    return {int(r[0]): (r[1], int(r[2]), int(r[3]))
+            for r in snap.execute_sql("SELECT ShardId, Owner, RangeId, LeaseExpiryMs FROM Shards")}
+
+
+async def results_or_report(client: Client, ids: list[str], timeout: float, *, db: Any = None,
+                            members: list[Member] | None = None) -> list[Any]:
+    """Every workflow's result; on timeout, fail naming the stuck ones with their histories and stored traces."""
     tasks = {wid: asyncio.ensure_future(result(client, wid)) for wid in ids}
     _, pending = await asyncio.wait(tasks.values(), timeout=timeout)
     if pending:
@@ -131,9 +152,19 @@ async def results_or_report(client: Client, ids: list[str], timeout: float) -> l
             t.cancel()
         tails = []
         for wid in stuck[:3]:
-            hist = await client.get_workflow_handle(wid).fetch_history()
-            tails.append(f"{wid}: {[e.event_type for e in hist.events][-6:]}")
-        raise AssertionError(f"{len(stuck)} workflows did not finish in {timeout}s: {stuck[:10]}; " + "; ".join(tails))
+            for w in (wid, f"{wid}-leaf"):
+                try:
+                    hist = await client.get_workflow_handle(w).fetch_history()
+                except Exception as e:  # noqa: BLE001 - a diagnostic: report and go on
+                    tails.append(f"{w}: {e}")
+                    continue
+                tails.append(f"{w}: {[e.event_type for e in hist.events][-8:]}")
+                if db is not None:
+                    tails.append(stored_traces(db, w))
+                for m in members or []:
+                    lines = [ln for ln in m.log().splitlines() if w + " " in ln or w + "'" in ln or w + "," in ln]
+                    tails.append(f"{m.member_id} log: {lines[-10:]}")
+        raise AssertionError(f"{len(stuck)} workflows did not finish in {timeout}s: {stuck[:10]}; " + "\n".join(tails))
     return [tasks[wid].result() for wid in ids]
 
 
@@ -197,7 +228,8 @@ def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
                 None, wait_owned, cluster3.db, {"m0", "m1"}, TTL + 10)
             takeover = time.monotonic() - t_kill
             assert moved <= TTL + 3 * RENEW + 2.0, f"shards of the killed member took {moved:.1f}s to move"
-            got = await results_or_report(client, [f"load-{i}" for i in range(WORKFLOWS)], timeout=150)
+            got = await results_or_report(client, [f"load-{i}" for i in range(WORKFLOWS)], timeout=150,
+                                          db=cluster3.db, members=cluster3.members)
             assert got == [expected(i) for i in range(WORKFLOWS)]
             return takeover
         finally:
