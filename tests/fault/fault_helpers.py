@@ -6,107 +6,31 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
+
+import spindle_procs
+from spindle_procs import raw_history, read_line  # noqa: F401 - raw_history is re-exported for the fault tests
 
 HERE = Path(__file__).resolve().parent
-SPINDLE = str(Path(sys.executable).parent / "spindle")
-LISTEN_RE = re.compile(r"spindle dev server listening on ([0-9.]+):(\d+)")
 
 #: Long runs: SPINDLE_FAULT_CYCLES=200 (kill -9 cycles), SPINDLE_FAULT_EXAMPLES=3000 (fuzz examples).
 CYCLES = int(os.environ.get("SPINDLE_FAULT_CYCLES", "20"))
 FUZZ_EXAMPLES = int(os.environ.get("SPINDLE_FAULT_EXAMPLES", "300"))
 
 
-def _read_line(proc: subprocess.Popen[str], pattern: re.Pattern[str] | str, timeout: float) -> re.Match[str] | None:
-    found: dict[str, Any] = {}
-    rx = re.compile(pattern) if isinstance(pattern, str) else pattern
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            m = rx.search(line)
-            if m:
-                found["m"] = m
-                return
-
-    t = threading.Thread(target=read, daemon=True)
-    t.start()
-    t.join(timeout)
-    return found.get("m")
-
-
-class DevServer:
-    """``spindle server start-dev --db FILE`` as a child process; restarts reuse the first port when they can."""
+class DevServer(spindle_procs.DevServer):
+    """The shared dev-server process, logging at info level (the fault reports quote its log)."""
 
     def __init__(self, db: str | os.PathLike[str], *extra: str) -> None:
-        self.db = str(db)
-        self.extra = list(extra)
-        self.proc: subprocess.Popen[str] | None = None
-        self.port = 0
-        self.log_path = self.db + ".server.log"
-        self.starts = 0
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def start(self, timeout: float = 30.0) -> "DevServer":
-        assert not self.alive(), "already running"
-        ports = [self.port, 0] if self.port else [0]
-        for port in ports:
-            with open(self.log_path, "a") as log:
-                log.write(f"---- {time.strftime('%H:%M:%S')} start {self.starts} (port {port})\n")
-                log.flush()
-                self.proc = subprocess.Popen(
-                    [SPINDLE, "server", "start-dev", "--db", self.db, "--port", str(port), "--log-level", "info",
-                     *self.extra],
-                    stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            m = _read_line(self.proc, LISTEN_RE, timeout)
-            if m is not None:
-                self.port = int(m.group(2))
-                self.starts += 1
-                return self
-            self.kill()
-        raise RuntimeError(f"server did not start; log:\n{self.log()[-5000:]}")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs."""
-        if self.alive():
-            assert self.proc is not None
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self, timeout: float = 15.0) -> int:
-        """SIGTERM and wait for a clean exit; returns the exit status."""
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise
-        return self.proc.returncode
-
-    def log(self) -> str:
-        try:
-            return Path(self.log_path).read_text()
-        except OSError:
-            return ""
+        super().__init__(db, "--log-level", "info", *extra)
 
 
 class WorkerProc:
@@ -125,7 +49,7 @@ class WorkerProc:
             self.proc = subprocess.Popen(
                 [sys.executable, str(HERE / "fault_worker.py"), self.address], stdout=subprocess.PIPE, stderr=log,
                 text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
-        if _read_line(self.proc, "worker ready", timeout) is None:
+        if read_line(self.proc, "worker ready", timeout) is None:
             self.kill()
             raise RuntimeError(f"worker did not start; log:\n{Path(self.log_path).read_text()[-5000:]}")
         return self
@@ -150,20 +74,6 @@ class WorkerProc:
 
 
 # ---------------------------------------------------------------- histories
-
-async def raw_history(stub: Any, workflow_id: str, run_id: str = "", namespace: str = "default",
-                      timeout: float | None = 30.0) -> list[pb.HistoryEvent]:
-    events: list[pb.HistoryEvent] = []
-    token = b""
-    while True:
-        resp = await stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
-            namespace=namespace, execution=pb.WorkflowExecution(workflow_id=workflow_id, run_id=run_id),
-            next_page_token=token), timeout=timeout)
-        events.extend(resp.history.events)
-        token = resp.next_page_token
-        if not token or not resp.history.events:
-            return events
-
 
 def check_history(events: list[pb.HistoryEvent], *, what: str, activity_input_plus_one: bool = True) -> list[str]:
     """Problems with one history (empty when it is sound).

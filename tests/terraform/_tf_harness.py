@@ -5,11 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
-import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +15,9 @@ import grpc
 
 from controlplane.api import service_pb2 as svc
 from controlplane.api import service_pb2_grpc
+from spindle_procs import SPINDLE, DevServer  # noqa: F401 - re-exported for the tests here
 
 REPO = Path(__file__).resolve().parents[2]
-SPINDLE = str(Path(sys.executable).parent / "spindle")
-LISTEN_RE = re.compile(r"spindle dev server listening on ([0-9.]+):(\d+)")
 MS_PER_DAY = 86_400_000
 
 
@@ -38,54 +34,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-class DevServer:
-    """`spindle server start-dev --db FILE --port 0` as a child process."""
-
-    def __init__(self, db: Path) -> None:
-        self.db = db
-        self.proc: subprocess.Popen[str] | None = None
-        self.port = 0
-        self.log = db.with_suffix(".log")
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0) -> "DevServer":
-        with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(
-                [SPINDLE, "server", "start-dev", "--db", str(self.db), "--port", "0"],
-                stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        found: dict[str, int] = {}
-
-        def read() -> None:
-            assert self.proc is not None and self.proc.stdout is not None
-            for line in self.proc.stdout:
-                m = LISTEN_RE.search(line)
-                if m:
-                    found["port"] = int(m.group(2))
-                    return
-
-        t = threading.Thread(target=read, daemon=True)
-        t.start()
-        t.join(timeout)
-        if "port" not in found:
-            self.stop()
-            raise RuntimeError(f"spindle dev server did not start; log:\n{self.log.read_text()}")
-        self.port = found["port"]
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
 
 
 class Api:

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/controlplane: _cp_server
+from spindle_procs import SPINDLE, DevServer
 
-from _cp_server import SPINDLE, DevServer  # noqa: E402
-
-from sdk import Client, Worker, activity, workflow  # noqa: E402
+from sdk import Client, Worker, activity, workflow
 
 
 @activity.defn
