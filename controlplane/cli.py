@@ -57,6 +57,7 @@ def _start_dev(args: argparse.Namespace) -> int:
 
 
 async def _run_dev(args: argparse.Namespace) -> int:
+    from controlplane._gc import settle_after_start
     from controlplane.server import ControlPlane, FileLock, LockedError, serve
     from controlplane.store.sqlite import SqliteStore
 
@@ -91,6 +92,7 @@ async def _run_dev(args: argparse.Namespace) -> int:
             server, port = await serve(cp, args.ip, args.port)
         except (OSError, RuntimeError) as e:
             raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
+        settle_after_start()
         print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default')", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

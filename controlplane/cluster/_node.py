@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from controlplane._gc import settle_after_start
 from controlplane.api import service_pb2_grpc
 from controlplane.clock import Clock
 from controlplane.errors import AlreadyExists
@@ -144,6 +145,7 @@ class ClusterNode:
 async def serve_until_signalled(node: ClusterNode) -> None:
     """Start ``node``, print where it listens, and stop it on SIGINT/SIGTERM."""
     await node.start()
+    settle_after_start()
     print(f"spindle cluster member {node.member_id} listening on {node.address} "
           f"(store {node.store.name}, {node.config.num_shards} shards)", flush=True)
     stop = asyncio.Event()
