@@ -33,7 +33,7 @@ from controlplane.api import service_pb2 as svc
 from controlplane.errors import ServiceError, Unavailable
 from controlplane.frontend import FrontendService
 from controlplane.history import HistoryEngine
-from controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW, TaskRef
+from controlplane.matching import TaskRef
 from controlplane.store import Mutation, StoreError
 
 from ._peers import METHOD, NOT_OWNER, b64, unb64
@@ -150,12 +150,7 @@ class InternalService:
             res.timer.cancel()
         ref = res.ref
         try:
-            if ref.kind == KIND_QUERY:
-                return await self.engine.record_query_started(ref)
-            if res.kind == KIND_WORKFLOW:
-                return await self.engine.record_workflow_task_started(ref, identity, sticky=res.sticky)
-            if res.kind == KIND_ACTIVITY:
-                return await self.engine.record_activity_task_started(ref, identity)
+            return await self.engine.start_polled(ref, res.queue, res.kind, identity, sticky=res.sticky)
         except Unavailable as e:  # the shard moved: its new owner re-dispatches the task from the store
             log.info("reserved task of %s dropped: %s", ref.workflow_id, e)
         return None

@@ -17,7 +17,7 @@ from controlplane.api import service_pb2 as svc
 from controlplane.config import ServerConfig
 from controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from controlplane.history import HistoryEngine
-from controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
+from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 from controlplane.namespaces import NamespaceRegistry
 from controlplane.store import Store
 from controlplane.visibility import QueryError, STATUS_NAMES, compile_query
@@ -283,10 +283,7 @@ class FrontendService:
             ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_WORKFLOW, remaining, sticky=req.sticky)
             if ref is None:
                 return svc.PollWorkflowTaskQueueResponse()
-            if ref.kind == KIND_QUERY:
-                resp = await self.engine.record_query_started(ref)
-            else:
-                resp = await self.engine.record_workflow_task_started(ref, req.identity, sticky=req.sticky)
+            resp = await self.engine.start_polled(ref, req.task_queue, KIND_WORKFLOW, req.identity, sticky=req.sticky)
             if resp is not None:
                 return await self._out(resp)
 
@@ -306,7 +303,7 @@ class FrontendService:
                                                   rate=req.max_tasks_per_second)
             if ref is None:
                 return svc.PollActivityTaskQueueResponse()
-            resp = await self.engine.record_activity_task_started(ref, req.identity)
+            resp = await self.engine.start_polled(ref, req.task_queue, KIND_ACTIVITY, req.identity)
             if resp is not None:
                 return await self._out(resp)
 

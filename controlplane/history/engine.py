@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable
 
 from controlplane.clock import Clock
 from controlplane.config import ServerConfig
+from controlplane.matching import KIND_QUERY, KIND_WORKFLOW, TaskRef
 from controlplane.namespaces import NamespaceRegistry
 from controlplane.store import Store
 
@@ -36,6 +38,25 @@ class HistoryEngine(
         super().__init__(store, config, clock, namespaces)
         self.pending_queries: dict[str, PendingQuery] = {}
         self._outstanding_listeners: list[Callable[[int], Any]] = []
+
+    async def start_polled(self, ref: TaskRef, queue: str, kind: int, identity: str, *,
+                           sticky: bool = False) -> Any:
+        """Start a task a poller took from ``queue``: the poll response, or None if the task went stale.
+
+        If the poller goes away (its call is cancelled) while the start waits for the
+        workflow's lock or its state, the task goes back to the front of its queue for the
+        next poller: nothing was started, and nothing else would ever offer it again (its
+        transfer row is only re-read after a restart; an unstarted task has no timeout).
+        """
+        try:
+            if ref.kind == KIND_QUERY:
+                return await self.record_query_started(ref)
+            if kind == KIND_WORKFLOW:
+                return await self.record_workflow_task_started(ref, identity, sticky=sticky)
+            return await self.record_activity_task_started(ref, identity)
+        except asyncio.CancelledError:
+            self.matching.queue(ref.namespace_id, queue, kind, sticky=sticky).push(ref, front=True)
+            raise
 
     def outstanding_changed(self, delta: int) -> None:
         """Track tasks handed to workers and not yet finished (the time-skipping clock waits for zero)."""

@@ -1,11 +1,16 @@
-"""A stale dispatch must not hide a workflow task that only its timeout timer still remembers.
+"""Tasks handed towards workers must not get lost on the way.
 
-After a crash, a run's current workflow task may have been started (in memory) by the
+A stale dispatch must not hide a workflow task that only its timeout timer still remembers:
+after a crash, a run's current workflow task may have been started (in memory) by the
 process that died: the store holds its Scheduled event and its durable timeout timer,
 nothing else. When that timer fires on the new owner, the task is offered again unless
 it is already waiting in a queue (``dispatched``). A transfer row of an *older* task
 (its acknowledgement lost with the crash) is re-dispatched by the recovery too; it must
 not mark the current task as dispatched, or nobody ever offers it again.
+
+A poller that goes away after taking a task from its queue but before the task is
+started (its call cancelled while the start waits for the workflow's lock) must leave the
+task to the next poller.
 """
 
 from __future__ import annotations
@@ -65,5 +70,48 @@ async def test_stale_dispatch_does_not_hide_a_lost_workflow_task() -> None:
         again = await poll(stub)
         assert again.task_token, "the lost workflow task was never offered again"
         assert again.history.events[-1].workflow_task_started_event_attributes.scheduled_event_id == lost_id
+    finally:
+        await cp.stop()
+
+
+async def test_a_task_taken_by_a_poller_that_goes_away_goes_to_the_next_poller() -> None:
+    cp = await embedded.start(":memory:", config=ServerConfig(num_shards=1))
+    try:
+        engine, stub = cp.control_plane.engine, cp.stub
+        ns_id = cp.control_plane.namespaces.get(NS).id
+        await stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace=NS, workflow_id="w", workflow_type="T", task_queue="q", request_id="w"))
+        await asyncio.sleep(0.05)  # the first workflow task waits in the queue
+        async with engine.locked(ns_id, "w"):  # the start of the task will wait here
+            gone = asyncio.ensure_future(poll(stub))
+            await asyncio.sleep(0.1)
+            assert engine.matching.total_backlog() == 0, "the poller did not take the task"
+            gone.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await gone
+        task = await poll(stub, timeout=2.0)
+        assert task.task_token, "the task went away with the poller"
+        assert task.workflow_execution.workflow_id == "w"
+
+        # the same for an activity task
+        await stub.RespondWorkflowTaskCompleted(svc.RespondWorkflowTaskCompletedRequest(
+            task_token=task.task_token, namespace=NS, identity="t", commands=[pb.Command(
+                command_type=pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+                schedule_activity_task_command_attributes=pb.ScheduleActivityTaskCommandAttributes(
+                    activity_id="a", activity_type="A", task_queue="q", start_to_close_timeout_ms=60_000))]))
+        await asyncio.sleep(0.05)
+
+        def poll_activity(timeout: float) -> Any:
+            return stub.PollActivityTaskQueue(svc.PollActivityTaskQueueRequest(namespace=NS, task_queue="q",
+                                                                               identity="t"), timeout=timeout)
+
+        async with engine.locked(ns_id, "w"):
+            gone = asyncio.ensure_future(poll_activity(5.0))
+            await asyncio.sleep(0.1)
+            gone.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await gone
+        act = await poll_activity(2.0)
+        assert act.task_token and act.activity_id == "a", "the activity task went away with the poller"
     finally:
         await cp.stop()
