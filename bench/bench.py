@@ -332,7 +332,10 @@ async def main() -> None:
                 worker.wait(10)
                 server.wait(10)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if os.environ.get("SPINDLE_BENCH_KEEP_DB"):
+            out["db"] = db  # kept for a look at the histories (event times of each step)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(out), flush=True)
 
 
