@@ -32,13 +32,13 @@ from sdk._activity import (
 )
 from sdk._activity_heartbeat import Heartbeater, throttle_interval
 from sdk._payload_visitor import decode_message, encode_message
+from sdk._polling import Slots, cancel_and_wait, poll_loop
 from sdk.exceptions import ApplicationError, CancelledError
 
 __all__ = ["ActivityWorker", "Slots"]
 
 log = logging.getLogger("sdk.worker")
 _UTC = datetime.timezone.utc
-_POLL_ERROR_BACKOFF = 0.5
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -47,48 +47,6 @@ def _time(ms: int) -> datetime.datetime:
 
 def _td(ms: int) -> datetime.timedelta | None:
     return datetime.timedelta(milliseconds=ms) if ms else None
-
-
-async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
-    """Cancel ``tasks`` and wait until each has finished (their errors are dropped)."""
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class Slots:
-    """A counting limit with a non-blocking ``try_acquire`` (for eager activity reservation)."""
-
-    def __init__(self, n: int) -> None:
-        if n < 1:
-            raise ValueError("a concurrency limit must be at least 1")
-        self.free = n
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def try_acquire(self) -> bool:
-        if self.free > 0:
-            self.free -= 1
-            return True
-        return False
-
-    async def acquire(self) -> None:
-        while self.free <= 0:
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
-            try:
-                await fut
-            finally:
-                if fut in self._waiters:
-                    self._waiters.remove(fut)
-        self.free -= 1
-
-    def release(self) -> None:
-        self.free += 1
-        while self._waiters:
-            fut = self._waiters.pop(0)
-            if not fut.done():
-                fut.set_result(None)
-                break
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,30 +170,13 @@ class ActivityWorker:
     async def _poll_loop(self) -> None:
         req = svc.PollActivityTaskQueueRequest(namespace=self._ns, task_queue=self.task_queue, identity=self._identity,
                                                max_tasks_per_second=self._rate or 0.0)
-        while not self._stopping:
-            await self.slots.acquire()
-            try:
-                task = await self._stub.PollActivityTaskQueue(req)
-            except asyncio.CancelledError:
-                self.slots.release()
-                raise
-            except grpc.aio.AioRpcError as e:
-                self.slots.release()
-                if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
-                    continue
-                log.warning("activity poll on %r failed: %s %s", self.task_queue, e.code(), e.details())
-                await asyncio.sleep(_POLL_ERROR_BACKOFF)
-                continue
-            except Exception:
-                self.slots.release()
-                log.exception("activity poll on %r failed", self.task_queue)
-                await asyncio.sleep(_POLL_ERROR_BACKOFF)
-                continue
-            if not task.task_token:
-                self.slots.release()
-                continue
+
+        def take(task: svc.PollActivityTaskQueueResponse) -> None:
             self.stats["polled"] += 1
             self._spawn(task)
+
+        await poll_loop(f"activity poll on {self.task_queue!r}", self.slots, lambda: self._stopping,
+                        lambda: self._stub.PollActivityTaskQueue(req), take)
 
     def _spawn(self, task: svc.PollActivityTaskQueueResponse) -> None:
         t = asyncio.get_running_loop().create_task(self._run_attempt(task))

@@ -23,14 +23,14 @@ import grpc
 import grpc.aio
 
 from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._activity_worker import ActivityWorker, Slots, cancel_and_wait
+from sdk._activity_worker import ActivityWorker
+from sdk._polling import Slots, cancel_and_wait, poll_loop
 from sdk._payload_visitor import decode_message, encode_message
 from sdk.exceptions import ApplicationError, NonDeterminismError
 
 __all__ = ["WorkflowWorker"]
 
 log = logging.getLogger("sdk.worker")
-_POLL_ERROR_BACKOFF = 0.5
 _CLOSE_COMMANDS = frozenset({
     pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
     pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION,
@@ -161,29 +161,8 @@ class WorkflowWorker:
     async def _poll_loop(self, queue: str, sticky: bool) -> None:
         req = svc.PollWorkflowTaskQueueRequest(namespace=self._ns, task_queue=queue, identity=self._identity,
                                                sticky=sticky)
-        while not self._stopping:
-            await self.slots.acquire()
-            try:
-                task = await self._stub.PollWorkflowTaskQueue(req)
-            except asyncio.CancelledError:
-                self.slots.release()
-                raise
-            except grpc.aio.AioRpcError as e:
-                self.slots.release()
-                if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
-                    continue
-                log.warning("workflow poll on %r failed: %s %s", queue, e.code(), e.details())
-                await asyncio.sleep(_POLL_ERROR_BACKOFF)
-                continue
-            except Exception:
-                self.slots.release()
-                log.exception("workflow poll on %r failed", queue)
-                await asyncio.sleep(_POLL_ERROR_BACKOFF)
-                continue
-            if not task.task_token:
-                self.slots.release()
-                continue
-            self._spawn(task, reserved=True)
+        await poll_loop(f"workflow poll on {queue!r}", self.slots, lambda: self._stopping,
+                        lambda: self._stub.PollWorkflowTaskQueue(req), lambda task: self._spawn(task, reserved=True))
 
     def _spawn(self, task: svc.PollWorkflowTaskQueueResponse, *, reserved: bool) -> None:
         t = asyncio.get_running_loop().create_task(self._handle(task, reserved))

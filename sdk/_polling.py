@@ -1,0 +1,94 @@
+"""What both kinds of worker poll with: the slot limit, the long-poll loop, stopping pollers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+import grpc.aio
+
+log = logging.getLogger("sdk.worker")
+
+#: Seconds a poller waits after a failed poll (server unreachable, say) before the next one.
+POLL_ERROR_BACKOFF = 0.5
+
+
+async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until each has finished (their errors are dropped)."""
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Slots:
+    """A counting limit with a non-blocking ``try_acquire`` (for eager activity reservation)."""
+
+    def __init__(self, n: int) -> None:
+        if n < 1:
+            raise ValueError("a concurrency limit must be at least 1")
+        self.free = n
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def try_acquire(self) -> bool:
+        if self.free > 0:
+            self.free -= 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        while self.free <= 0:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            finally:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+        self.free -= 1
+
+    def release(self) -> None:
+        self.free += 1
+        while self._waiters:
+            fut = self._waiters.pop(0)
+            if not fut.done():
+                fut.set_result(None)
+                break
+
+
+async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll: Callable[[], Awaitable[Any]],
+                    take: Callable[[Any], None]) -> None:
+    """Long-poll with ``poll()`` while a slot is free and until ``stopping()``; hand each task to ``take``.
+
+    ``take`` owns the slot of the task it gets. A poll that returns no task (the long
+    poll's timeout), a cancelled or timed-out call frees the slot at once; any other
+    failure is logged as ``what`` failed and the next poll waits ``POLL_ERROR_BACKOFF``.
+    """
+    while not stopping():
+        await slots.acquire()
+        try:
+            task = await poll()
+        except asyncio.CancelledError:
+            slots.release()
+            raise
+        except grpc.aio.AioRpcError as e:
+            slots.release()
+            if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+                continue
+            log.warning("%s failed: %s %s", what, e.code(), e.details())
+            await asyncio.sleep(POLL_ERROR_BACKOFF)
+            continue
+        except Exception:
+            slots.release()
+            log.exception("%s failed", what)
+            await asyncio.sleep(POLL_ERROR_BACKOFF)
+            continue
+        if not task.task_token:
+            slots.release()
+            continue
+        take(task)
+
+
+__all__ = ["POLL_ERROR_BACKOFF", "Slots", "cancel_and_wait", "poll_loop"]
