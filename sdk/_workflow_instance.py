@@ -60,7 +60,7 @@ from sdk._workflow_runtime import ContinueAsNewError, RuntimeServices
 
 __all__ = ["WorkflowInstance", "StaleWorkflowInstanceError"]
 
-E = pb.EventType
+E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
 _log = logging.getLogger("sdk.workflow.instance")
 
 _ACTIVITY_RESULTS = frozenset({E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, E.EVENT_TYPE_ACTIVITY_TASK_FAILED,

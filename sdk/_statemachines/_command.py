@@ -25,7 +25,7 @@ __all__ = [
     "MARKER_KEY_FIELD",
 ]
 
-E = pb.EventType
+E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
 C = pb.CommandType
 
 # Marker name -> the details field that identifies one marker of that kind.

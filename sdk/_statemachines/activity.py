@@ -14,7 +14,7 @@ from sdk._statemachines._command import CommandEntry, CommandSink
 __all__ = ["ActivityHandle", "ActivityMachine"]
 
 T = TypeVar("T")
-E = pb.EventType
+E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
 
 
 class ActivityHandle(asyncio.Future, Generic[T]):

@@ -14,7 +14,7 @@ from sdk._statemachines._command import CommandEntry, CommandSink
 __all__ = ["ChildWorkflowHandle", "ChildWorkflowMachine"]
 
 T = TypeVar("T")
-E = pb.EventType
+E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
 
 
 class ChildWorkflowHandle(asyncio.Future, Generic[T]):

@@ -13,7 +13,7 @@ from sdk._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ExternalRequestMachine"]
 
-E = pb.EventType
+E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
 
 
 class ExternalRequestMachine:
