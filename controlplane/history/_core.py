@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import heapq
+import itertools
 import logging
+import uuid
 import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -39,7 +41,7 @@ from controlplane.store import (
 )
 
 from ._state import ExecutionState
-from ._tasks import Task
+from ._tasks import TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._txn import Txn
 
 if TYPE_CHECKING:
@@ -106,6 +108,18 @@ class EngineCore:
         self._admit_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._admitting = 0
         self._pollers: dict[str, float] = {}  # workflow-task poller identity -> last poll (loop time)
+        # Workflow-task start nonces: unique per engine instance, so a restarted or new owner
+        # never accepts an answer to a start it did not make, and knows which starts were not its.
+        self._nonce_prefix = uuid.uuid4().hex[:8]
+        self._nonces = itertools.count(1)
+
+    def next_nonce(self) -> str:
+        """A new workflow-task start nonce (its first 8 characters name this engine instance)."""
+        return f"{self._nonce_prefix}{next(self._nonces):x}"
+
+    def issued_here(self, nonce: str) -> bool:
+        """Whether this engine instance made the start that ``nonce`` names."""
+        return nonce.startswith(self._nonce_prefix)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, shard_ids: Iterable[int] | None = None) -> None:
@@ -584,7 +598,7 @@ class EngineCore:
                             shard.timer_cursor = (r.fire_time_ms, r.task_id)
                             if r.task_id not in known:
                                 t = Task.decode(r.data, task_id=r.task_id, fire_time_ms=r.fire_time_ms)
-                                heapq.heappush(shard.timer_heap, (r.fire_time_ms, r.task_id, t))
+                                heapq.heappush(shard.timer_heap, (self._due_at(t, now), r.task_id, t))
                         if len(rows) < 2000:
                             break
                     shard.timer_loaded_until = until
@@ -608,6 +622,18 @@ class EngineCore:
             except Exception:  # noqa: BLE001 - keep the loop alive; the timer stays in the store
                 log.exception("timer loop error on shard %s", shard.shard_id)
                 await asyncio.sleep(0.5)
+
+    def _due_at(self, t: Task, now_ms: int) -> int:
+        """When a timer read from the store is handled: its fire time, or now for a dead start's timeout.
+
+        A workflow task started by another process (one that crashed, or the shard's previous
+        owner) can never be completed: its worker's answer names a start this engine did not
+        make. Its timeout is handled at once (the task is offered again) instead of after the
+        rest of the task timeout (for timeouts inside the timer preload window, 30 s by default).
+        """
+        if t.kind == TM_WORKFLOW_TASK_TIMEOUT and not self.issued_here(str(t.extra.get("n", ""))):
+            return min(t.fire_time_ms, now_ms)
+        return t.fire_time_ms
 
     async def _fire_timer(self, shard: Shard, t: Task) -> None:
         try:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
-import uuid
 from typing import TYPE_CHECKING
 
 from controlplane.api import messages_pb2 as pb
@@ -29,15 +27,6 @@ CLOSE_COMMANDS = frozenset(
         pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
     }
 )
-
-
-_NONCE_PREFIX = uuid.uuid4().hex[:8]
-_nonce_counter = itertools.count(1)
-
-
-def _next_nonce() -> str:
-    """Unique per process and start (a restart gets a new prefix, so old tokens never match)."""
-    return f"{_NONCE_PREFIX}{next(_nonce_counter):x}"
 
 
 def decode_token(raw: bytes, kind: str) -> TaskToken:
@@ -102,7 +91,7 @@ class WorkflowTasksMixin:
         wt.started = True
         wt.started_event_id = st.next_event_id
         wt.started_time_ms = now
-        wt.nonce = _next_nonce()
+        wt.nonce = self.next_nonce()
         wt.identity = identity
         fire = now + (wt.timeout_ms or int(self.config.default_workflow_task_timeout * 1000))
         t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,

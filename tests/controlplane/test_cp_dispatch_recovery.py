@@ -115,3 +115,41 @@ async def test_a_task_taken_by_a_poller_that_goes_away_goes_to_the_next_poller()
         assert act.task_token and act.activity_id == "a", "the activity task went away with the poller"
     finally:
         await cp.stop()
+
+
+async def test_a_workflow_task_started_before_a_restart_is_offered_again_at_once(tmp_path: Any) -> None:
+    """Its worker's answer can never be accepted after the restart: waiting out the task timeout helps nobody."""
+    path = str(tmp_path / "restart.db")
+    cfg = ServerConfig(num_shards=1, default_workflow_task_timeout=20.0)  # inside the 30 s timer window
+    cp = await embedded.start(path, config=cfg)
+    try:
+        await cp.stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace=NS, workflow_id="w", workflow_type="T", task_queue="q", request_id="w"))
+        lost = await poll(cp.stub)  # started; then the server goes down
+        assert lost.task_token
+        await asyncio.sleep(0.2)  # the start's timeout timer is written in the background
+    finally:
+        await cp.stop()
+    cp = await embedded.start(path, config=cfg)
+    try:
+        with pytest.raises(Exception) as stale:  # the old start is gone for good ...
+            await cp.stub.RespondWorkflowTaskCompleted(svc.RespondWorkflowTaskCompletedRequest(
+                task_token=lost.task_token, namespace=NS, identity="t"))
+        assert "not found" in str(stale.value)
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        again = await poll(cp.stub, timeout=10.0)  # ... so the task comes back now, not in 20 s
+        assert again.task_token, "the task was not offered again within 10 s"
+        assert loop.time() - t0 < 5.0
+        assert again.history.events[-1].workflow_task_started_event_attributes.scheduled_event_id == 2
+        await cp.stub.RespondWorkflowTaskCompleted(svc.RespondWorkflowTaskCompletedRequest(
+            task_token=again.task_token, namespace=NS, identity="t", commands=[pb.Command(
+                command_type=pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+                complete_workflow_execution_command_attributes=pb.CompleteWorkflowExecutionCommandAttributes())]))
+        resp = await cp.stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
+            namespace=NS, execution=pb.WorkflowExecution(workflow_id="w")))
+        types = [e.event_type for e in resp.history.events]
+        assert types[-1] == pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
+        assert [e.event_id for e in resp.history.events] == list(range(1, len(types) + 1))
+    finally:
+        await cp.stop()
