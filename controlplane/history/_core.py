@@ -640,8 +640,8 @@ class EngineCore:
             await self.handle_timer(shard, t)
         except Exception as e:  # noqa: BLE001 - retried on the next load of the shard's timers
             log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e)
-            t.fire_time_ms = self.clock.now_ms() + 1000
-            heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
+            # (only the heap key moves: fire_time_ms is half of the row's key, which deletes it)
+            heapq.heappush(shard.timer_heap, (self.clock.now_ms() + 1000, t.task_id, t))
         finally:
             self.in_flight -= 1
             self.due_timers = max(0, self.due_timers - 1)

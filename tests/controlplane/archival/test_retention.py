@@ -58,6 +58,14 @@ async def in_store(env: WorkflowEnvironment, wid: str, rid: str) -> bool:
     return await env.control_plane.store.get_execution_row(ns_id(env), wid, rid) is not None
 
 
+async def timer_rows_of(env: WorkflowEnvironment, rid: str) -> list[Any]:
+    """Timer rows of every shard that belong to run ``rid``."""
+    store, out = env.control_plane.store, []
+    for shard_id in range(env.control_plane.config.num_shards):
+        out += [r for r in await store.load_timer_tasks(shard_id, 2**62, (0, 0), 10_000) if rid in r.data]
+    return out
+
+
 async def in_visibility(env: WorkflowEnvironment, rid: str) -> bool:
     return await env.client.count_workflows(f"RunId = '{rid}'") > 0
 
@@ -168,6 +176,8 @@ async def test_failing_archive_never_deletes_and_is_retried(fake_gcs: Any, gcs_b
         await wait_deleted(env, "wf-down", rid)
         assert (await raw_history_response(env, "wf-down", rid)).archived
         assert await env.client.get_workflow_handle("wf-down", run_id=rid).fetch_history() == before
+        # the retried retention timer's row went with the run (a retry must not change the row's key)
+        assert await timer_rows_of(env, rid) == []
 
 
 async def test_without_an_archive_retention_just_deletes(tmp_path: Path) -> None:
