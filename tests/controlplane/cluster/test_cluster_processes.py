@@ -5,8 +5,9 @@
 - a member paused past its lease (SIGSTOP ... SIGCONT) cannot write to the shards
   it lost: its write with the old range id is rejected by the store.
 
-200 workflows rather than 500: the emulator runs one read-write transaction at a
-time for the whole machine, and three members contend for it.
+500 workflows by default (SPINDLE_CLUSTER_TEST_WORKFLOWS to change it); the emulator runs
+one read-write transaction at a time for the whole machine, and three members contend for it.
+A stuck workflow is reported with its stored rows and the members' logs.
 """
 
 from __future__ import annotations
