@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for spanner_emulator (no package __init__ files)
-
-from spanner_emulator import spanner_instance_fixture  # noqa: E402
+from spanner_emulator import spanner_instance_fixture
 
 spanner_instance = spanner_instance_fixture()

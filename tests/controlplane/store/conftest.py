@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for spanner_emulator (no package __init__ files)
+from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
 
-from spanner_emulator import SpannerTestInstance, spanner_instance_fixture  # noqa: E402
-
-from controlplane.store import Store  # noqa: E402
+from controlplane.store import Store
 
 NUM_SHARDS = 4
 

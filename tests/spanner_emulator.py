@@ -9,7 +9,7 @@ skip into a failure).
 
 Use::
 
-    from tests.controlplane.spanner_emulator import spanner_instance_fixture, new_database_id
+    from spanner_emulator import spanner_instance_fixture   # tests/ is on pytest's pythonpath
     spanner_instance = spanner_instance_fixture()   # a session-scoped pytest fixture
 """
 
