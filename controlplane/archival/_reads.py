@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
-from controlplane.errors import InvalidArgument
+from controlplane._paging import token_position
 
 __all__ = ["history_page", "describe_from_history", "CLOSE_STATUS"]
 
@@ -29,14 +29,7 @@ def history_page(history: pb.History, req: svc.GetWorkflowExecutionHistoryReques
     if req.close_event_only:
         last = [events[-1]] if events else []
         return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=last), archived=True)
-    first = 1
-    if req.next_page_token:
-        try:
-            first = int(req.next_page_token.decode())
-        except ValueError as e:
-            raise InvalidArgument("next_page_token: malformed page token") from e
-        if first < 1:
-            raise InvalidArgument("next_page_token: malformed page token")
+    first = token_position(req.next_page_token, default=1, minimum=1)
     size = req.maximum_page_size or 1000
     page = events[first - 1:first - 1 + size]
     nxt = first + len(page)

@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 
 from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
+from controlplane._paging import token_position
 from controlplane.config import ServerConfig
 from controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from controlplane.history import HistoryEngine
@@ -63,14 +64,7 @@ class FrontendService:
 
     async def ListNamespaces(self, req: svc.ListNamespacesRequest, deadline: float | None) -> svc.ListNamespacesResponse:
         all_ns = self.namespaces.all()
-        start = 0
-        if req.next_page_token:
-            try:
-                start = int(req.next_page_token.decode())
-            except ValueError as e:
-                raise InvalidArgument("next_page_token: malformed page token") from e
-            if start < 0:
-                raise InvalidArgument("next_page_token: malformed page token")
+        start = token_position(req.next_page_token, default=0, minimum=0)
         if req.page_size < 0:
             raise InvalidArgument(f"page_size: must not be negative, got {req.page_size}")
         size = req.page_size or 100
@@ -220,14 +214,7 @@ class FrontendService:
         q = self._compile(ns, req.query)
         if q.group_by:
             raise InvalidArgument("query: GROUP BY is only for counting")
-        offset = 0
-        if req.next_page_token:
-            try:
-                offset = int(req.next_page_token.decode())
-            except ValueError as e:
-                raise InvalidArgument("next_page_token: malformed page token") from e
-            if offset < 0:
-                raise InvalidArgument("next_page_token: malformed page token")
+        offset = token_position(req.next_page_token, default=0, minimum=0)
         size = req.page_size or 100
         if size < 0 or size > 10_000:
             raise InvalidArgument(f"page_size: must be between 1 and 10000, got {req.page_size}")

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from controlplane.api import messages_pb2 as pb
 from controlplane.api import service_pb2 as svc
-from controlplane.errors import AlreadyExists, DeadlineExceeded, FailedPrecondition, InvalidArgument, NotFound
+from controlplane._paging import token_position
+from controlplane.errors import AlreadyExists, DeadlineExceeded, FailedPrecondition, NotFound
 from controlplane.matching import KIND_QUERY, TaskRef
 from controlplane.namespaces import Namespace
 
@@ -203,14 +204,7 @@ class ClientOpsMixin:
                           deadline: float) -> svc.GetWorkflowExecutionHistoryResponse:
         """A page of history; with wait_new_event, waits (until ``deadline``) for events or the close."""
         page = req.maximum_page_size or 1000
-        first = 1
-        if req.next_page_token:
-            try:
-                first = int(req.next_page_token.decode())
-            except ValueError as e:
-                raise InvalidArgument("next_page_token: malformed page token") from e
-            if first < 1:
-                raise InvalidArgument("next_page_token: malformed page token")
+        first = token_position(req.next_page_token, default=1, minimum=1)
         loop = asyncio.get_running_loop()
         while True:
             async with self.locked(ns.id, req.execution.workflow_id):
