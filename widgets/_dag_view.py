@@ -19,7 +19,7 @@ from widgets._dag_state import StepState, dag_graph, dag_json_from_history, step
 from widgets._export import export_html
 from widgets._graph_model import HistoryGraphBuilder
 from widgets._history_render import describe_node
-from widgets._live import HistoryFeed
+from widgets._live import FollowsExecution, HistoryFeed
 from widgets._sources import is_handle, load_history
 from widgets._svg import Shape, escape, render_graph, status_badge
 
@@ -66,7 +66,7 @@ def _compact(value: Any) -> Any:
     return value
 
 
-class DagView(w.VBox):
+class DagView(FollowsExecution, w.VBox):
     """A YAML DAG drawn as its step graph; with an execution, each step coloured by its state.
 
     Args:
@@ -150,25 +150,9 @@ class DagView(w.VBox):
         """The step graph (an edge from each dependency to its dependant)."""
         return dag_graph(self.dag or {})
 
-    @property
-    def live(self) -> bool:
-        """True while the view follows a running execution."""
-        return self._feed is not None and self._feed.polling
-
     def select(self, step_id: str | None) -> None:
         """Show ``step_id`` in the detail panel."""
         self.step_picker.value = step_id
-
-    async def refresh(self) -> None:
-        """Fetch the execution's history now (handles only)."""
-        if self._feed is not None:
-            await self._feed.runner.call(self._feed.fetch)
-
-    def stop(self) -> None:
-        """Stop following the execution."""
-        feed = getattr(self, "_feed", None)  # close() may run from __del__ of a half-built widget
-        if feed is not None:
-            feed.stop()
 
     def close(self) -> None:
         """Stop following the execution and close the widget."""

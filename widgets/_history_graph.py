@@ -17,7 +17,7 @@ from widgets._background import Runner
 from widgets._export import export_html
 from widgets._graph_model import GraphNode, HistoryGraphBuilder
 from widgets._history_render import describe_node, history_svg
-from widgets._live import HistoryFeed
+from widgets._live import FollowsExecution, HistoryFeed
 from widgets._sources import is_handle, load_history
 from widgets._svg import escape, status_badge
 from widgets._timeline import timeline_svg
@@ -27,7 +27,7 @@ __all__ = ["HistoryGraph"]
 _SCROLL = "<div style='overflow:auto;max-height:{h};border:1px solid #eceff1'>{svg}</div>"
 
 
-class HistoryGraph(w.VBox):
+class HistoryGraph(FollowsExecution, w.VBox):
     """A run's history drawn as a graph of what caused what, with a timeline tab and a detail panel.
 
     Args:
@@ -107,11 +107,6 @@ class HistoryGraph(w.VBox):
         return self.model.status
 
     @property
-    def live(self) -> bool:
-        """True while the widget follows the running execution."""
-        return self._feed is not None and self._feed.polling
-
-    @property
     def selected(self) -> str | None:
         """The id of the node shown in the detail panel."""
         value = self.node_picker.value
@@ -125,16 +120,9 @@ class HistoryGraph(w.VBox):
         """Show ``node_id`` in the detail panel and highlight it."""
         self.node_picker.value = node_id
 
-    async def refresh(self) -> None:
-        """Fetch the history now (handles only) and redraw if it grew."""
-        if self._feed is not None:
-            await self._feed.runner.call(self._feed.fetch)
-
     def stop(self) -> None:
-        """Stop following the execution (the drawing stays)."""
-        feed = getattr(self, "_feed", None)  # close() may run from __del__ of a half-built widget
-        if feed is not None:
-            feed.stop()
+        """Stop following the execution and every expanded child's (the drawings stay)."""
+        super().stop()
         for child in getattr(self, "child_graphs", {}).values():
             child.stop()
 

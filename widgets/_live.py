@@ -25,7 +25,7 @@ from sdk import History, HistoryEvent
 from widgets._background import Cancellable, Runner
 from widgets._graph_model import HistoryGraphBuilder
 
-__all__ = ["HistoryFeed"]
+__all__ = ["FollowsExecution", "HistoryFeed"]
 
 _MAX_ERRORS = 5
 
@@ -205,3 +205,25 @@ class HistoryFeed:
                 return
             delay = low if grew else min(high, delay * 1.5)
             await asyncio.sleep(delay)
+
+
+class FollowsExecution:
+    """What a widget drawing one execution's history says and does about following it (``self._feed``)."""
+
+    _feed: HistoryFeed | None
+
+    @property
+    def live(self) -> bool:
+        """True while the widget follows the running execution."""
+        return self._feed is not None and self._feed.polling
+
+    async def refresh(self) -> None:
+        """Fetch the execution's history now (handles only) and redraw if it grew."""
+        if self._feed is not None:
+            await self._feed.runner.call(self._feed.fetch)
+
+    def stop(self) -> None:
+        """Stop following the execution (the drawing stays)."""
+        feed = getattr(self, "_feed", None)  # close() may run from __del__ of a half-built widget
+        if feed is not None:
+            feed.stop()
