@@ -18,18 +18,17 @@ run id (the current run, deleted by retention) finds it.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import gzip
 import hashlib
 import json
 import urllib.parse
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from controlplane._keyed_locks import KeyedLocks
 from controlplane.api import messages_pb2 as pb
 
 from ._objects import ObjectStore
@@ -52,7 +51,7 @@ class HistoryArchiver:
 
     def __init__(self, objects: ObjectStore, *, cache_size: int = 16) -> None:
         self.objects = objects
-        self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
+        self._locks = KeyedLocks()  # per (namespace id, workflow id): its latest.json pointer
         self._cache: collections.OrderedDict[tuple[str, str, str], pb.History] = collections.OrderedDict()
         self._cache_size = cache_size
 
@@ -75,12 +74,7 @@ class HistoryArchiver:
         data = gzip.compress(pb.History(events=events).SerializeToString(), compresslevel=6, mtime=0)
         await self.objects.put(key, data)
         pointer = f"{self._dir(namespace_id, workflow_id)}/latest.json"
-        lock_key = (namespace_id, workflow_id)
-        lock = self._locks.get(lock_key)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[lock_key] = lock
-        async with lock:
+        async with self._locks.get((namespace_id, workflow_id)):
             current = await self._read_pointer(pointer)
             if current is None or (close_time_ms, run_id) >= (int(current["close_time_ms"]), str(current["run_id"])):
                 body = json.dumps({"run_id": run_id, "close_time_ms": close_time_ms}).encode()

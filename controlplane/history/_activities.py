@@ -183,7 +183,6 @@ class ActivitiesMixin:
     def _fail_attempt(self: "HistoryEngine", txn: Txn, info: ActivityInfo, failure: pb.Failure, *,
                       timeout_sub: str | None, identity: str = "") -> None:
         """Record a failed or timed-out attempt; schedule the next one or give up per the retry policy."""
-        st = txn.state
         now = txn.now_ms
         if timeout_sub in ("SCHEDULE_TO_CLOSE", "SCHEDULE_TO_START"):
             decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_TIMEOUT)

@@ -15,17 +15,17 @@ import heapq
 import itertools
 import logging
 import uuid
-import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from controlplane._keyed_locks import KeyedLocks
 from controlplane.api import messages_pb2 as pb
 from controlplane.clock import Clock
 from controlplane.config import ServerConfig
 from controlplane.errors import NotFound, Unavailable
-from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, Matching, TaskQueue, TaskRef
+from controlplane.matching import Matching, TaskQueue, TaskRef
 from controlplane.namespaces import NamespaceRegistry
 from controlplane.store import (
     CurrentRow,
@@ -96,7 +96,7 @@ class EngineCore:
         self.shard_lost_hook: Callable[[int], None] | None = None
         self._cache: collections.OrderedDict[tuple[str, str, str], ExecutionState] = collections.OrderedDict()
         self._current: collections.OrderedDict[tuple[str, str], str] = collections.OrderedDict()
-        self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
+        self._locks = KeyedLocks()  # per (namespace id, workflow id)
         self._loops: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
         self._stopping = False
@@ -231,12 +231,7 @@ class EngineCore:
     @asynccontextmanager
     async def locked(self, namespace_id: str, workflow_id: str) -> AsyncIterator[None]:
         """Serialize every change to the runs of one workflow id."""
-        key = (namespace_id, workflow_id)
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[key] = lock
-        async with lock:
+        async with self._locks.get((namespace_id, workflow_id)):
             yield
 
     # ------------------------------------------------------------------ cache
@@ -301,9 +296,8 @@ class EngineCore:
             # evict the least recently used runs that nobody is working on
             for k in list(self._cache.keys())[: len(self._cache) - self.config.execution_cache_size]:
                 old = self._cache[k]
-                lock = self._locks.get((k[0], k[1]))
                 wt = old.workflow_task
-                busy = (lock is not None and lock.locked()) or old.pending_updates or (wt is not None and wt.started) \
+                busy = self._locks.held((k[0], k[1])) or old.pending_updates or (wt is not None and wt.started) \
                     or any(a.started for a in old.activities.values())
                 if not busy:
                     del self._cache[k]
