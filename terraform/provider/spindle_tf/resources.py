@@ -29,6 +29,19 @@ def _known(value: Any) -> Any:
     return None if is_unknown(value) else value
 
 
+def _namespace_fields(planned: State) -> dict[str, Any]:
+    """The namespace's fields of a Create/UpdateNamespaceRequest, from the planned state."""
+    retention = _known(planned.get("retention_days"))
+    return dict(
+        name=planned["name"],
+        description=planned.get("description") or "",
+        owner_email=planned.get("owner_email") or "",
+        retention_ms=retention_ms_from_days(retention) if retention is not None else 0,
+        search_attributes=type_enums(planned.get("search_attributes")),
+        archival_uri=planned.get("archival_uri") or "",
+    )
+
+
 class NamespaceResource(Resource):
     """A Spindle namespace: retention, custom search attributes, archival and ownership.
 
@@ -101,15 +114,7 @@ class NamespaceResource(Resource):
         conn = self.provider.require_connection(ctx.diagnostics)
         if conn is None:
             return None
-        retention = _known(planned.get("retention_days"))
-        req = svc.CreateNamespaceRequest(
-            name=planned["name"],
-            description=planned.get("description") or "",
-            owner_email=planned.get("owner_email") or "",
-            retention_ms=retention_ms_from_days(retention) if retention is not None else 0,
-            search_attributes=type_enums(planned.get("search_attributes")),
-            archival_uri=planned.get("archival_uri") or "",
-        )
+        req = svc.CreateNamespaceRequest(**_namespace_fields(planned))
         try:
             info = conn.call("CreateNamespace", req).namespace_info
         except SpindleError as e:
@@ -150,16 +155,7 @@ class NamespaceResource(Resource):
             state = dict(current)
             state["force_destroy"] = planned.get("force_destroy")
             return state
-        retention = _known(planned.get("retention_days"))
-        req = svc.UpdateNamespaceRequest(
-            name=planned["name"],
-            update_mask=mask,
-            description=planned.get("description") or "",
-            owner_email=planned.get("owner_email") or "",
-            retention_ms=retention_ms_from_days(retention) if retention is not None else 0,
-            search_attributes=type_enums(planned.get("search_attributes")),
-            archival_uri=planned.get("archival_uri") or "",
-        )
+        req = svc.UpdateNamespaceRequest(update_mask=mask, **_namespace_fields(planned))
         try:
             info = conn.call("UpdateNamespace", req).namespace_info
         except SpindleError as e:
