@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from sdk import Client, Worker  # noqa: E402
+from spindle import Client, Worker  # noqa: E402
 from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")

@@ -30,10 +30,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests", "controlplane"))
 
-from controlplane.config import ServerConfig  # noqa: E402
-from controlplane.server import ControlPlane, serve  # noqa: E402
-from controlplane.store import Store  # noqa: E402
-from sdk import Client, Worker, activity, workflow  # noqa: E402
+from spindle.controlplane.config import ServerConfig  # noqa: E402
+from spindle.controlplane.server import ControlPlane, serve  # noqa: E402
+from spindle.controlplane.store import Store  # noqa: E402
+from spindle import Client, Worker, activity, workflow  # noqa: E402
 
 STORE_METHODS = ("apply", "apply_many", "load_execution", "read_events", "get_current", "get_execution_row",
                  "load_transfer_tasks", "load_timer_tasks", "load_backlog", "query_visibility", "acquire_shard")
@@ -114,7 +114,7 @@ async def run_workload(store: Store, n: int, concurrency: int) -> dict[str, Any]
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    from controlplane.store.sqlite import SqliteStore
+    from spindle.controlplane.store.sqlite import SqliteStore
 
     out: dict[str, Any] = {"bench": "spanner_vs_sqlite", "workflows": args.workflows, "concurrency": args.concurrency,
                            "workload": "3 activities + 50 ms timer per workflow, in-process server over gRPC"}
@@ -126,7 +126,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     if reason is not None:
         out["spanner_emulator"] = {"skipped": reason}
         return out
-    from controlplane.store.spanner import SpannerStore
+    from spindle.controlplane.store.spanner import SpannerStore
 
     with spanner_test_instance() as inst:
         store = SpannerStore(inst.project, inst.instance_id, inst.new_database_id(), client=inst.client)

@@ -29,11 +29,11 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from controlplane import embedded  # noqa: E402
-from controlplane.api import service_pb2 as svc  # noqa: E402
-from controlplane.config import ServerConfig  # noqa: E402
-from controlplane.store import Mutation, VisibilityRow  # noqa: E402
-from sdk import Client, Worker, activity, workflow  # noqa: E402
+from spindle.controlplane import embedded  # noqa: E402
+from spindle.controlplane.api import service_pb2 as svc  # noqa: E402
+from spindle.controlplane.config import ServerConfig  # noqa: E402
+from spindle.controlplane.store import Mutation, VisibilityRow  # noqa: E402
+from spindle import Client, Worker, activity, workflow  # noqa: E402
 
 BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 SPAN_MS = 30 * 86_400_000  # starts spread over 30 days
@@ -139,8 +139,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if args.grpc:
             import grpc
 
-            from controlplane.api import service_pb2_grpc
-            from controlplane.server import serve
+            from spindle.controlplane.api import service_pb2_grpc
+            from spindle.controlplane.server import serve
 
             server, port = await serve(cp.control_plane, "127.0.0.1", 0)
             channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")

@@ -9,7 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sdk import Client, Worker  # noqa: E402
+from spindle import Client, Worker  # noqa: E402
 from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 

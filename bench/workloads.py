@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sdk import activity, workflow
+from spindle import activity, workflow
 
 TASK_QUEUE = "bench"
 

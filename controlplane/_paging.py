@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controlplane.errors import InvalidArgument
+from spindle.controlplane.errors import InvalidArgument
 
 
 def token_position(token: bytes, *, default: int, minimum: int) -> int:

@@ -17,7 +17,7 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from controlplane.config import ServerConfig
+from spindle.controlplane.config import ServerConfig
 
 
 class CliError(Exception):
@@ -57,9 +57,9 @@ def _start_dev(args: argparse.Namespace) -> int:
 
 
 async def _run_dev(args: argparse.Namespace) -> int:
-    from controlplane._gc import settle_after_start
-    from controlplane.server import ControlPlane, FileLock, LockedError, serve
-    from controlplane.store.sqlite import SqliteStore
+    from spindle.controlplane._gc import settle_after_start
+    from spindle.controlplane.server import ControlPlane, FileLock, LockedError, serve
+    from spindle.controlplane.store.sqlite import SqliteStore
 
     db = os.path.abspath(args.db)
     blob_dir = db + ".blobs" if args.blob_dir is None else args.blob_dir
@@ -123,7 +123,7 @@ def _load_settings(path: str) -> dict[str, object]:
 
 def _start_cluster(args: argparse.Namespace) -> int:
     try:
-        from controlplane.cluster import run_from_config  # type: ignore[import-not-found]
+        from spindle.controlplane.cluster import run_from_config  # type: ignore[import-not-found]
     except ImportError:
         raise CliError("cluster mode (Cloud Spanner) is not available in this build") from None
     return int(run_from_config(args.config))

@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import grpc
 
-from controlplane.clock import Clock
-from controlplane.config import ServerConfig
-from controlplane.errors import ServiceError
-from controlplane.frontend import RPC_NAMES, FrontendService
-from controlplane.server import ControlPlane, FileLock, LockedError
-from controlplane.store.sqlite import SqliteStore
+from spindle.controlplane.clock import Clock
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import ServiceError
+from spindle.controlplane.frontend import RPC_NAMES, FrontendService
+from spindle.controlplane.server import ControlPlane, FileLock, LockedError
+from spindle.controlplane.store.sqlite import SqliteStore
 
 __all__ = ["EmbeddedControlPlane", "EmbeddedStub", "LockedError", "start"]
 

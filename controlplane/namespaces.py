@@ -8,7 +8,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from controlplane.api import service_pb2 as svc
+from spindle.controlplane.api import service_pb2 as svc
 
 from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from .store import ConditionFailedError, NamespaceRow, Store

@@ -10,14 +10,14 @@ from typing import Any
 
 import grpc
 
-from controlplane.api import service_pb2_grpc
-from controlplane.clock import Clock
-from controlplane.config import ServerConfig
-from controlplane.errors import ServiceError
-from controlplane.frontend import RPC_NAMES, FrontendService
-from controlplane.history import HistoryEngine
-from controlplane.namespaces import NamespaceRegistry
-from controlplane.store import Store
+from spindle.controlplane.api import service_pb2_grpc
+from spindle.controlplane.clock import Clock
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import ServiceError
+from spindle.controlplane.frontend import RPC_NAMES, FrontendService
+from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.store import Store
 
 log = logging.getLogger("spindle.server")
 

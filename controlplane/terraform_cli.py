@@ -38,7 +38,7 @@ PROVIDER_HOST, PROVIDER_NAMESPACE, PROVIDER_TYPE = "spindle.local", "spindle", "
 PROVIDER_SOURCE = f"{PROVIDER_HOST}/{PROVIDER_NAMESPACE}/{PROVIDER_TYPE}"
 PROVIDER_VERSION = "0.1.0"
 LAUNCHER_NAME = f"terraform-provider-{PROVIDER_TYPE}"
-PROTO_FILES = ("controlplane/api/messages.proto", "controlplane/api/service.proto")
+PROTO_FILES = ("api/messages.proto", "api/service.proto")  # relative to the spindle.controlplane folder
 MARKER = ".spindle-requirements.sha256"
 
 
@@ -78,10 +78,11 @@ def default_provider_source() -> Path:
 
 
 def proto_root() -> Path:
-    """The directory that ``controlplane/api/*.proto`` are relative to (checkout or site-packages)."""
-    import controlplane.api
+    """The folder of the ``spindle.controlplane`` package (``controlplane/`` in a checkout); the
+    ``.proto`` files are under its ``api/`` and import each other as ``spindle/controlplane/api/...``."""
+    import spindle.controlplane
 
-    return Path(controlplane.api.__file__).resolve().parent.parent.parent
+    return Path(spindle.controlplane.__file__).resolve().parent
 
 
 def default_install_dir() -> Path:
@@ -147,7 +148,7 @@ def ensure_venv(venv: Path, requirements: Path, python: str = sys.executable,
 
 
 def generate_stubs(venv: Path, out_dir: Path) -> list[Path]:
-    """Generate ``controlplane/api/*_pb2*.py`` for the provider's protobuf into ``out_dir``."""
+    """Generate ``spindle/controlplane/api/*_pb2*.py`` for the provider's protobuf into ``out_dir``."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
@@ -155,14 +156,16 @@ def generate_stubs(venv: Path, out_dir: Path) -> list[Path]:
     missing = [p for p in PROTO_FILES if not (root / p).is_file()]
     if missing:
         raise InstallError(f"proto files not found under {root}: {', '.join(missing)}")
-    _run([str(venv / "bin" / "python"), "-m", "grpc_tools.protoc", f"-I{root}", f"--python_out={out_dir}",
-          f"--pyi_out={out_dir}", f"--grpc_python_out={out_dir}", *PROTO_FILES], "generating gRPC stubs")
+    _run([str(venv / "bin" / "python"), "-m", "grpc_tools.protoc", f"-Ispindle/controlplane={root}",
+          f"--python_out={out_dir}", f"--pyi_out={out_dir}", f"--grpc_python_out={out_dir}",
+          *(str(root / p) for p in PROTO_FILES)], "generating gRPC stubs")
+    api = out_dir / "spindle" / "controlplane" / "api"
     written = []
-    for pkg in (out_dir / "controlplane", out_dir / "controlplane" / "api"):
+    for pkg in (out_dir / "spindle", out_dir / "spindle" / "controlplane", api):
         init = pkg / "__init__.py"
         init.write_text('"""Spindle gRPC stubs generated for the Terraform provider\'s protobuf version."""\n')
         written.append(init)
-    written += sorted((out_dir / "controlplane" / "api").glob("*_pb2*.py*"))
+    written += sorted(api.glob("*_pb2*.py*"))
     return written
 
 
@@ -269,7 +272,7 @@ def install_provider(dest: Path, *, venv: Path | None = None, python: str = sys.
 
 
 def _install_command(args: argparse.Namespace) -> int:
-    from controlplane.cli import CliError
+    from spindle.controlplane.cli import CliError
 
     dest = Path(args.dir) if args.dir else default_install_dir()
     try:

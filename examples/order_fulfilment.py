@@ -18,8 +18,8 @@ import sys
 import uuid
 from datetime import timedelta
 
-from sdk import Client, RetryPolicy, Worker, activity, workflow
-from sdk.exceptions import ActivityError, ApplicationError
+from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle.exceptions import ActivityError, ApplicationError
 
 TASK_QUEUE = "orders"
 

@@ -15,8 +15,8 @@ import sys
 import uuid
 from datetime import timedelta
 
-from sdk import Client, RetryPolicy, Worker, activity, workflow
-from sdk.exceptions import ActivityError
+from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle.exceptions import ActivityError
 
 TASK_QUEUE = "payments"
 

@@ -1,6 +1,6 @@
 """Spindle SDK: write durable workflows as ``async def`` code.
 
-``from sdk import Client, Worker, RetryPolicy, workflow, activity`` is the usual
+``from spindle import Client, Worker, RetryPolicy, workflow, activity`` is the usual
 start; see DESIGN.md section 4. Names are loaded on first use, so importing one
 part of the SDK (for example the deterministic runtime) does not import the
 client and worker, and the modules can import each other without cycles.
@@ -13,13 +13,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from sdk import activity, workflow
-    from sdk._client import AsyncActivityHandle, Client, WorkflowExecutionDescription, WorkflowHandle
-    from sdk._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
-    from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-    from sdk._history import History, HistoryEvent
-    from sdk._retry_policy import RetryPolicy
-    from sdk._worker import Worker
+    from spindle import activity, workflow
+    from spindle._client import AsyncActivityHandle, Client, WorkflowExecutionDescription, WorkflowHandle
+    from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
+    from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+    from spindle._history import History, HistoryEvent
+    from spindle._retry_policy import RetryPolicy
+    from spindle._worker import Worker
 
 __all__ = [
     "Client",
@@ -42,31 +42,31 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
-    "Client": "sdk._client",
-    "WorkflowHandle": "sdk._client",
-    "WorkflowExecutionDescription": "sdk._client",
-    "AsyncActivityHandle": "sdk._client",
-    "Worker": "sdk._worker",
-    "RetryPolicy": "sdk._retry_policy",
-    "WorkflowIDReusePolicy": "sdk._enums",
-    "WorkflowIDConflictPolicy": "sdk._enums",
-    "WorkflowExecutionStatus": "sdk._enums",
-    "History": "sdk._history",
-    "HistoryEvent": "sdk._history",
-    "DataConverter": "sdk._converter",
-    "PayloadCodec": "sdk._converter",
-    "ZlibCodec": "sdk._converter",
-    "EncryptionCodec": "sdk._converter",
+    "Client": "spindle._client",
+    "WorkflowHandle": "spindle._client",
+    "WorkflowExecutionDescription": "spindle._client",
+    "AsyncActivityHandle": "spindle._client",
+    "Worker": "spindle._worker",
+    "RetryPolicy": "spindle._retry_policy",
+    "WorkflowIDReusePolicy": "spindle._enums",
+    "WorkflowIDConflictPolicy": "spindle._enums",
+    "WorkflowExecutionStatus": "spindle._enums",
+    "History": "spindle._history",
+    "HistoryEvent": "spindle._history",
+    "DataConverter": "spindle._converter",
+    "PayloadCodec": "spindle._converter",
+    "ZlibCodec": "spindle._converter",
+    "EncryptionCodec": "spindle._converter",
 }
 _SUBMODULES = frozenset({"workflow", "activity"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
-        return importlib.import_module(f"sdk.{name}")
+        return importlib.import_module(f"spindle.{name}")
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'sdk' has no attribute {name!r}")
+        raise AttributeError(f"module 'spindle' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

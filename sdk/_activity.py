@@ -1,4 +1,4 @@
-"""Activity definitions and the activity context (what ``sdk.activity`` exposes).
+"""Activity definitions and the activity context (what ``spindle.activity`` exposes).
 
 The context is a ``contextvars`` value, so it follows an activity into the tasks it
 creates and into the thread that runs a synchronous activity. The worker and the
@@ -21,7 +21,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
-from sdk.exceptions import ApplicationError, WorkflowContextError
+from spindle.exceptions import ApplicationError, WorkflowContextError
 
 __all__ = [
     "ActivityDefinition",

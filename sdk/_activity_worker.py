@@ -20,8 +20,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._activity import (
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._activity import (
     ActivityContext,
     ActivityDefinition,
     ActivityInfo,
@@ -30,14 +30,14 @@ from sdk._activity import (
     bind_arguments,
     execute,
 )
-from sdk._activity_heartbeat import Heartbeater, throttle_interval
-from sdk._payload_visitor import decode_message, encode_message
-from sdk._polling import Slots, cancel_and_wait, poll_loop
-from sdk.exceptions import ApplicationError, CancelledError
+from spindle._activity_heartbeat import Heartbeater, throttle_interval
+from spindle._payload_visitor import decode_message, encode_message
+from spindle._polling import Slots, cancel_and_wait, poll_loop
+from spindle.exceptions import ApplicationError, CancelledError
 
 __all__ = ["ActivityWorker", "Slots"]
 
-log = logging.getLogger("sdk.worker")
+log = logging.getLogger("spindle.worker")
 _UTC = datetime.timezone.utc
 
 

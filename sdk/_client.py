@@ -25,12 +25,12 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
-from sdk import exceptions as E
-from sdk._converter import DataConverter, PayloadCodec
-from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from sdk._history import History, HistoryEvent
-from sdk._payload_visitor import decode_message, encode_message
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
+from spindle import exceptions as E
+from spindle._converter import DataConverter, PayloadCodec
+from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle._history import History, HistoryEvent
+from spindle._payload_visitor import decode_message, encode_message
 
 __all__ = [
     "Client",
@@ -62,7 +62,7 @@ _SIGNAL_ATTR = "__spindle_signal_definition__"
 _UPDATE_ATTR = "__spindle_update_definition__"
 # A definition may rewrite its start arguments (a DslWorkflow wraps its inputs with
 # its DAG): ``defn.__spindle_start_args__(args) -> args``. Looked up by name so
-# that this module never imports ``sdk.dsl``.
+# that this module never imports ``spindle.dsl``.
 _START_ARGS_ATTR = "__spindle_start_args__"
 
 
@@ -104,7 +104,7 @@ def _type_name(target: Any) -> tuple[str, Any]:
     """(workflow type name, result type hint) of a definition, decorated target or name."""
     if isinstance(target, str):
         return target, None
-    from sdk._workflow_defn import WorkflowDefinition
+    from spindle._workflow_defn import WorkflowDefinition
 
     d = WorkflowDefinition.from_target(target)
     return d.name, d.return_type
@@ -299,7 +299,7 @@ class Client:
                 by another process) propagate unchanged.
         """
         if target.startswith(_EMBEDDED_PREFIX):
-            from controlplane import embedded
+            from spindle.controlplane import embedded
 
             cp = await embedded.start(target[len(_EMBEDDED_PREFIX):])
             return cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
@@ -462,7 +462,7 @@ class Client:
             workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a
                 decorated function, a DSL definition, or a workflow type name.
             *args: the workflow's arguments (converted by the data converter).
-                For a DSL definition (``sdk.dsl.load(...)`` or its ``.definition``)
+                For a DSL definition (``spindle.dsl.load(...)`` or its ``.definition``)
                 the one argument is the inputs mapping: it is checked and sent
                 with the compiled DAG (``DslWorkflow.start_input(inputs)``), so
                 the execution keeps the DAG it started with.
@@ -487,7 +487,7 @@ class Client:
             NamespaceNotFoundError: the client's namespace does not exist.
             RPCError: the server refused the request (e.g. an unknown search attribute).
             TypeError: an argument cannot be converted.
-            sdk.dsl.DslError: a DSL definition's inputs do not match its declarations
+            spindle.dsl.DslError: a DSL definition's inputs do not match its declarations
                 (nothing is started).
         """
         name, hint = _type_name(workflow)

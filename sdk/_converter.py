@@ -34,8 +34,8 @@ import cattrs
 
 from cattrs.preconf.json import make_converter
 
-from controlplane.api import messages_pb2 as pb
-from sdk import exceptions as exc_mod
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import exceptions as exc_mod
 
 __all__ = [
     "DataConverter",
@@ -220,10 +220,10 @@ class DataConverter:
     def from_failure(self, failure: pb.Failure) -> BaseException:
         """Rebuild the exception chain described by ``failure``.
 
-        Returns an :class:`~sdk.exceptions.ApplicationError`,
-        :class:`~sdk.exceptions.TimeoutError`, :class:`~sdk.exceptions.CancelledError`,
-        :class:`~sdk.exceptions.TerminatedError`, :class:`~sdk.exceptions.ServerError`,
-        :class:`~sdk.exceptions.ActivityError` or :class:`~sdk.exceptions.ChildWorkflowError`
+        Returns an :class:`~spindle.exceptions.ApplicationError`,
+        :class:`~spindle.exceptions.TimeoutError`, :class:`~spindle.exceptions.CancelledError`,
+        :class:`~spindle.exceptions.TerminatedError`, :class:`~spindle.exceptions.ServerError`,
+        :class:`~spindle.exceptions.ActivityError` or :class:`~spindle.exceptions.ChildWorkflowError`
         whose ``cause`` is the next failure of the chain. The remote stack trace is
         available as ``exc.stack_trace``. Never raises for a well-formed failure;
         details that cannot be decoded are left as their raw payloads.

@@ -16,7 +16,7 @@ import textwrap
 
 from typing import Any
 
-from sdk._workflow_defn import WorkflowDefinition
+from spindle._workflow_defn import WorkflowDefinition
 
 __all__ = ["Finding", "check_workflow", "check_source"]
 

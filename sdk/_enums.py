@@ -1,4 +1,4 @@
-"""Public enums mirroring the wire enums (``sdk.WorkflowIDReusePolicy`` and friends).
+"""Public enums mirroring the wire enums (``spindle.WorkflowIDReusePolicy`` and friends).
 
 Each member's value is the proto enum number, so ``int(member)`` goes on the wire.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-from controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import messages_pb2 as pb
 
 __all__ = ["WorkflowIDReusePolicy", "WorkflowIDConflictPolicy", "WorkflowExecutionStatus", "ParentClosePolicy"]
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from controlplane.api import messages_pb2 as pb
-from sdk._converter import PayloadCodec, decode_payloads, encode_payloads
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._converter import PayloadCodec, decode_payloads, encode_payloads
 
 __all__ = ["collect_payloads", "encode_message", "decode_message"]
 

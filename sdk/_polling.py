@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-log = logging.getLogger("sdk.worker")
+log = logging.getLogger("spindle.worker")
 
 #: Seconds a poller waits after a failed poll (server unreachable, say) before the next one.
 POLL_ERROR_BACKOFF = 0.5

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from sdk._workflow_instance import WorkflowInstance
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._workflow_instance import WorkflowInstance
 
 __all__ = ["replay"]
 

@@ -16,12 +16,12 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sdk._activity_worker import ActivityWorker
-from sdk._workflow_worker import WorkflowWorker
+from spindle._activity_worker import ActivityWorker
+from spindle._workflow_worker import WorkflowWorker
 
 __all__ = ["Worker", "WorkflowDeterminismCheckError"]
 
-log = logging.getLogger("sdk.worker")
+log = logging.getLogger("spindle.worker")
 
 
 class WorkflowDeterminismCheckError(ValueError):
@@ -44,7 +44,7 @@ def _check_determinism(defn: Any) -> list[str]:
     if not getattr(defn, "check_determinism", True):
         return []
     try:
-        from sdk._determinism_check import check_workflow
+        from spindle._determinism_check import check_workflow
     except ImportError:  # the checker is optional at this layer
         return []
     findings = check_workflow(defn)
@@ -55,7 +55,7 @@ class Worker:
     """Polls one task queue and runs the given workflows and activities.
 
     Args:
-        client: a connected :class:`~sdk.Client` (its namespace, converter and codecs are used).
+        client: a connected :class:`~spindle.Client` (its namespace, converter and codecs are used).
         task_queue: the queue to serve.
         workflows: ``@workflow.defn`` classes or functions (or DSL definitions).
         activities: ``@activity.defn`` functions or bound methods.
@@ -110,7 +110,7 @@ class Worker:
         self.identity = identity or client.identity
         self._grace = graceful_shutdown_timeout.total_seconds()
 
-        from sdk._workflow_defn import WorkflowDefinition
+        from spindle._workflow_defn import WorkflowDefinition
 
         defs: dict[str, Any] = {}
         findings: dict[str, list[str]] = {}
@@ -128,7 +128,7 @@ class Worker:
         self._activity_worker: ActivityWorker | None = None
         self._workflow_worker: WorkflowWorker | None = None
         if defs:
-            from sdk._workflow_instance import WorkflowInstance
+            from spindle._workflow_instance import WorkflowInstance
 
             self._workflow_worker = WorkflowWorker(
                 client, task_queue, defs,

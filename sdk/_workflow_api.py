@@ -1,7 +1,7 @@
-"""The functions workflow code calls (re-exported by ``sdk.workflow``).
+"""The functions workflow code calls (re-exported by ``spindle.workflow``).
 
-Each finds the running :class:`~sdk._workflow_instance.WorkflowInstance` through the
-running event loop and raises :class:`~sdk.exceptions.WorkflowContextError` when
+Each finds the running :class:`~spindle._workflow_instance.WorkflowInstance` through the
+running event loop and raises :class:`~spindle.exceptions.WorkflowContextError` when
 called outside a workflow.
 """
 
@@ -20,18 +20,18 @@ from collections.abc import Callable, Mapping, MutableMapping
 from datetime import datetime, timedelta
 from typing import Any, NoReturn, TypeVar, cast
 
-from controlplane.api import messages_pb2 as pb
-from sdk.exceptions import TimeoutError, WorkflowContextError
-from sdk._retry_policy import RetryPolicy
-from sdk._statemachines.activity import ActivityHandle
-from sdk._statemachines.child_workflow import ChildWorkflowHandle
-from sdk._workflow_defn import WorkflowDefinition, handler_name
-from sdk._workflow_info import WorkflowInfo
-from sdk._workflow_loop import WorkflowEventLoop
-from sdk._workflow_runtime import DEFAULT_VERSION, ContinueAsNewError
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.exceptions import TimeoutError, WorkflowContextError
+from spindle._retry_policy import RetryPolicy
+from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.child_workflow import ChildWorkflowHandle
+from spindle._workflow_defn import WorkflowDefinition, handler_name
+from spindle._workflow_info import WorkflowInfo
+from spindle._workflow_loop import WorkflowEventLoop
+from spindle._workflow_runtime import DEFAULT_VERSION, ContinueAsNewError
 
 if typing.TYPE_CHECKING:
-    from sdk._workflow_instance import WorkflowInstance
+    from spindle._workflow_instance import WorkflowInstance
 
 __all__ = [
     "DEFAULT_VERSION", "in_workflow", "info", "now", "random", "uuid4", "sleep", "wait_condition",
@@ -134,7 +134,7 @@ async def wait_condition(fn: Callable[[], bool], *, timeout: float | timedelta |
     """Wait until ``fn()`` is true (checked whenever the workflow's coroutines block).
 
     Raises:
-        TimeoutError: (``sdk.exceptions.TimeoutError``, a builtin ``TimeoutError``) when
+        TimeoutError: (``spindle.exceptions.TimeoutError``, a builtin ``TimeoutError``) when
             ``timeout`` elapses first (a durable timer).
         WorkflowContextError: outside a workflow or in a query/validator.
     """
@@ -511,5 +511,5 @@ class _ReplaySafeLogger(logging.LoggerAdapter):
         return msg, kwargs
 
 
-logger: logging.LoggerAdapter = _ReplaySafeLogger(logging.getLogger("sdk.workflow"), {})
+logger: logging.LoggerAdapter = _ReplaySafeLogger(logging.getLogger("spindle.workflow"), {})
 

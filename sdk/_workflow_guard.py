@@ -1,10 +1,10 @@
 """Runtime guards: non-deterministic stdlib calls raise when made by workflow code.
 
-:func:`install` (run once when ``sdk.workflow`` is imported) wraps ``time.time``,
+:func:`install` (run once when ``spindle.workflow`` is imported) wraps ``time.time``,
 ``time.time_ns``, ``time.sleep``, the
 ``random`` module's functions, ``uuid.uuid1``/``uuid.uuid4`` and
 ``datetime.datetime.now``/``utcnow``/``today`` and ``datetime.date.today``. A wrapper
-raises :class:`~sdk.exceptions.WorkflowContextError` only when the running asyncio
+raises :class:`~spindle.exceptions.WorkflowContextError` only when the running asyncio
 loop is a workflow loop *and* its caller is not part of the standard library (so
 ``logging`` may still stamp records); everywhere else, including activity threads
 and the worker's own loop, the original function runs unchanged.
@@ -28,8 +28,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sdk.exceptions import WorkflowContextError
-from sdk._workflow_loop import WorkflowEventLoop
+from spindle.exceptions import WorkflowContextError
+from spindle._workflow_loop import WorkflowEventLoop
 
 __all__ = ["install", "installed", "suspended"]
 

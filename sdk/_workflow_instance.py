@@ -16,7 +16,7 @@ happened). At each activation the non-command events since the previous one
 history order, then updates, then the loop runs until every coroutine is blocked.
 The commands of a replayed activation must match, in order, the command events
 written after its ``WorkflowTaskCompleted``; any difference raises
-:class:`~sdk.exceptions.NonDeterminismError` naming the event and the command.
+:class:`~spindle.exceptions.NonDeterminismError` naming the event and the command.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from sdk._converter import DataConverter
-from sdk.exceptions import (
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._converter import DataConverter
+from spindle.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
@@ -43,7 +43,7 @@ from sdk.exceptions import (
     NonDeterminismError,
     QueryFailedError,
 )
-from sdk._statemachines._command import (
+from spindle._statemachines._command import (
     COMMAND_EVENT_TYPES,
     CommandEntry,
     command_key,
@@ -51,17 +51,17 @@ from sdk._statemachines._command import (
     describe_event,
     event_key,
 )
-from sdk._statemachines.markers import VERSION_MARKER, RecordedMarkers
-from sdk._statemachines.update import accept_command, complete_command, reject_command
-from sdk._workflow_defn import CallableInfo, UpdateDefinition, WorkflowDefinition
-from sdk._workflow_info import ParentInfo, WorkflowInfo
-from sdk._workflow_loop import WorkflowEventLoop
-from sdk._workflow_runtime import ContinueAsNewError, RuntimeServices
+from spindle._statemachines.markers import VERSION_MARKER, RecordedMarkers
+from spindle._statemachines.update import accept_command, complete_command, reject_command
+from spindle._workflow_defn import CallableInfo, UpdateDefinition, WorkflowDefinition
+from spindle._workflow_info import ParentInfo, WorkflowInfo
+from spindle._workflow_loop import WorkflowEventLoop
+from spindle._workflow_runtime import ContinueAsNewError, RuntimeServices
 
 __all__ = ["WorkflowInstance", "StaleWorkflowInstanceError"]
 
 E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
-_log = logging.getLogger("sdk.workflow.instance")
+_log = logging.getLogger("spindle.workflow.instance")
 
 _ACTIVITY_RESULTS = frozenset({E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, E.EVENT_TYPE_ACTIVITY_TASK_FAILED,
                                E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, E.EVENT_TYPE_ACTIVITY_TASK_CANCELED})
@@ -247,7 +247,7 @@ class WorkflowInstance(RuntimeServices):
         that are not cached). All commands must match the recorded command events.
 
         Raises:
-            NonDeterminismError: see :func:`sdk._replay.replay`.
+            NonDeterminismError: see :func:`spindle._replay.replay`.
             Exception: an error raised by the workflow code.
         """
         if self._commands or self._unmatched or self._current_task_event_id:

@@ -18,11 +18,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVarTuple, Unpack
 
-from sdk.exceptions import WorkflowContextError
+from spindle.exceptions import WorkflowContextError
 
 __all__ = ["WorkflowEventLoop", "LoopHost", "UnsupportedInWorkflowError", "DurableTimerHandle"]
 
-_log = logging.getLogger("sdk.workflow.loop")
+_log = logging.getLogger("spindle.workflow.loop")
 _Ts = TypeVarTuple("_Ts")
 
 

@@ -1,4 +1,4 @@
-"""The services workflow code calls through ``sdk.workflow``, as a mixin of the instance.
+"""The services workflow code calls through ``spindle.workflow``, as a mixin of the instance.
 
 Every method here runs on the workflow's event loop during an activation. Methods
 that issue commands go through :meth:`add_command`, which refuses them inside a
@@ -18,23 +18,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from sdk.exceptions import NonDeterminismError, WorkflowContextError
-from sdk._statemachines._command import CommandEntry
-from sdk._statemachines.activity import ActivityMachine
-from sdk._statemachines.child_workflow import ChildWorkflowMachine
-from sdk._statemachines.external import ExternalRequestMachine
-from sdk._statemachines.markers import (
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.exceptions import NonDeterminismError, WorkflowContextError
+from spindle._statemachines._command import CommandEntry
+from spindle._statemachines.activity import ActivityMachine
+from spindle._statemachines.child_workflow import ChildWorkflowMachine
+from spindle._statemachines.external import ExternalRequestMachine
+from spindle._statemachines.markers import (
     RESERVED_MARKERS,
     RecordedMarkers,
     custom_marker_command,
     side_effect_command,
     version_command,
 )
-from sdk._statemachines.timer import TimerMachine
-from sdk._workflow_defn import handler_name
-from sdk._workflow_info import WorkflowInfo
-from sdk._workflow_loop import DurableTimerHandle, WorkflowEventLoop
+from spindle._statemachines.timer import TimerMachine
+from spindle._workflow_defn import handler_name
+from spindle._workflow_info import WorkflowInfo
+from spindle._workflow_loop import DurableTimerHandle, WorkflowEventLoop
 
 __all__ = ["RuntimeServices", "DEFAULT_VERSION", "ContinueAsNewError"]
 
@@ -256,7 +256,7 @@ class RuntimeServices:
                     f"workflow task started at event {self._current_task_event_id}", self._current_task_event_id)
             value = self._decode_single(data, type_hint)
         else:
-            from sdk._workflow_guard import suspended
+            from spindle._workflow_guard import suspended
 
             with suspended():  # side effects are the one place non-deterministic calls belong
                 value = fn()

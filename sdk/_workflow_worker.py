@@ -22,15 +22,15 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._activity_worker import ActivityWorker
-from sdk._polling import Slots, cancel_and_wait, poll_loop
-from sdk._payload_visitor import decode_message, encode_message
-from sdk.exceptions import ApplicationError, NonDeterminismError
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._activity_worker import ActivityWorker
+from spindle._polling import Slots, cancel_and_wait, poll_loop
+from spindle._payload_visitor import decode_message, encode_message
+from spindle.exceptions import ApplicationError, NonDeterminismError
 
 __all__ = ["WorkflowWorker"]
 
-log = logging.getLogger("sdk.worker")
+log = logging.getLogger("spindle.worker")
 _CLOSE_COMMANDS = frozenset({
     pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
     pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION,
@@ -54,7 +54,7 @@ class _Stale(Exception):
 
 
 try:  # the runtime signals a cached instance whose previous task failed on the server
-    from sdk._workflow_instance import StaleWorkflowInstanceError as _StaleError
+    from spindle._workflow_instance import StaleWorkflowInstanceError as _StaleError
 except ImportError:  # pragma: no cover - older runtime
     _StaleError = None  # type: ignore[assignment,misc]
 

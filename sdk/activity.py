@@ -13,7 +13,7 @@ Plain ``def`` activities run in the worker's thread pool; they see cancellation
 through :func:`is_cancelled` (async ones get ``asyncio.CancelledError``).
 """
 
-from sdk._activity import (
+from spindle._activity import (
     ActivityDefinition,
     ActivityInfo,
     CompleteAsyncError,

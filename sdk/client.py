@@ -1,6 +1,6 @@
 """Public client API: :class:`Client`, :class:`WorkflowHandle` and what they return."""
 
-from sdk._client import (
+from spindle._client import (
     AsyncActivityHandle,
     Client,
     NamespaceDescription,
@@ -9,7 +9,7 @@ from sdk._client import (
     WorkflowExecutionDescription,
     WorkflowHandle,
 )
-from sdk._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 __all__ = [
     "Client",

@@ -1,8 +1,8 @@
 """Public data-conversion API: :class:`DataConverter` and payload codecs.
 
-See :mod:`sdk._converter` for the encoding rules.
+See :mod:`spindle._converter` for the encoding rules.
 """
 
-from sdk._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
+from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
 
 __all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec"]

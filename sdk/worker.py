@@ -1,5 +1,5 @@
 """Public worker API: :class:`Worker`."""
 
-from sdk._worker import Worker, WorkflowDeterminismCheckError
+from spindle._worker import Worker, WorkflowDeterminismCheckError
 
 __all__ = ["Worker", "WorkflowDeterminismCheckError"]

@@ -6,10 +6,10 @@ Importing this module also installs the determinism guards (``time.time``,
 
 from __future__ import annotations
 
-from sdk._retry_policy import RetryPolicy
-from sdk._statemachines.activity import ActivityHandle
-from sdk._statemachines.child_workflow import ChildWorkflowHandle
-from sdk._workflow_api import (
+from spindle._retry_policy import RetryPolicy
+from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.child_workflow import ChildWorkflowHandle
+from spindle._workflow_api import (
     DEFAULT_VERSION,
     ExternalWorkflowHandle,
     continue_as_new,
@@ -35,10 +35,10 @@ from sdk._workflow_api import (
     wait_condition,
     wait_for_signal,
 )
-from sdk._workflow_defn import WorkflowDefinition, defn, query, run, signal, update
-from sdk._workflow_guard import install as _install_guards
-from sdk._workflow_info import ParentInfo, WorkflowInfo
-from sdk._workflow_runtime import ContinueAsNewError
+from spindle._workflow_defn import WorkflowDefinition, defn, query, run, signal, update
+from spindle._workflow_guard import install as _install_guards
+from spindle._workflow_info import ParentInfo, WorkflowInfo
+from spindle._workflow_runtime import ContinueAsNewError
 
 __all__ = [
     "ActivityHandle",

@@ -7,21 +7,21 @@
 - :class:`ExecutionBrowser` — filter executions with the list-filter language,
   status counts (``client.count_workflows_by``), paging with page tokens
   (``client.list_workflows_page``); open any row as a ``HistoryGraph``.
-- :class:`DagView` — a YAML DAG (``sdk.dsl.load``, or the DAG an execution
-  carries, via ``sdk.dsl.from_json``) as a graph, each step coloured by its
+- :class:`DagView` — a YAML DAG (``spindle.dsl.load``, or the DAG an execution
+  carries, via ``spindle.dsl.from_json``) as a graph, each step coloured by its
   state in an execution (exact, from the interpreter's ``DslStep`` markers).
 
 Each widget has ``to_svg()`` and ``to_html(path)`` (a page that renders offline).
 In a notebook, connect the client on the kernel's loop (``client = await
 Client.connect(...)``); the widgets schedule their SDK calls there and never
-block it. In plain Python, create the client on ``widgets.background()``'s loop.
+block it. In plain Python, create the client on ``spindle.widgets.background()``'s loop.
 """
 
 from __future__ import annotations
 
-from widgets._background import BackgroundEventLoop, background
-from widgets._browser import ExecutionBrowser
-from widgets._dag_view import DagView
-from widgets._history_graph import HistoryGraph
+from spindle.widgets._background import BackgroundEventLoop, background
+from spindle.widgets._browser import ExecutionBrowser
+from spindle.widgets._dag_view import DagView
+from spindle.widgets._history_graph import HistoryGraph
 
 __all__ = ["BackgroundEventLoop", "DagView", "ExecutionBrowser", "HistoryGraph", "background"]

@@ -12,10 +12,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from widgets._background import Runner
-from widgets._export import export_html
-from widgets._history_graph import HistoryGraph
-from widgets._svg import PALETTE, escape, status_badge
+from spindle.widgets._background import Runner
+from spindle.widgets._export import export_html
+from spindle.widgets._history_graph import HistoryGraph
+from spindle.widgets._svg import PALETTE, escape, status_badge
 
 __all__ = ["ExecutionBrowser", "STATUS_NAMES", "split_query"]
 
@@ -70,7 +70,7 @@ class ExecutionBrowser(w.VBox):
     """A table of the executions matching a list-filter query, with status counts and paging.
 
     Args:
-        client: a connected ``sdk.Client``.
+        client: a connected ``spindle.Client``.
         query: the initial list-filter query (``""`` lists everything).
         page_size: rows per page.
         live_graphs: whether opened ``HistoryGraph`` widgets follow running executions.

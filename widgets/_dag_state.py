@@ -1,6 +1,6 @@
 """Which state each step of a YAML DAG is in, read from an execution's history.
 
-Since ``sdk.dsl`` records ``DslStep`` markers (runs whose first workflow task
+Since ``spindle.dsl`` records ``DslStep`` markers (runs whose first workflow task
 recorded the ``dsl-step-markers`` patch), every step's state is exact:
 
 - a step's end marker says ``completed`` (``done``), ``failed`` (with the error)
@@ -36,15 +36,15 @@ from typing import Any
 
 import networkx as nx
 
-from widgets._graph_model import GraphNode, HistoryGraphBuilder
-from widgets._payloads import decode_payloads
+from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._payloads import decode_payloads
 
 __all__ = ["StepState", "dag_graph", "dag_json_from_history", "records_step_markers", "step_states", "STEP_STATES"]
 
 STEP_STATES: tuple[str, ...] = ("pending", "running", "done", "failed", "skipped")
 _BAD = frozenset({"failed", "timed_out", "canceled", "terminated"})
 _DSL_FORMAT_PREFIX = "spindle.dsl/"
-#: What ``sdk.dsl`` records (``sdk.dsl._runtime.STEP_MARKER`` / ``STEP_MARKERS_PATCH``);
+#: What ``spindle.dsl`` records (``spindle.dsl._runtime.STEP_MARKER`` / ``STEP_MARKERS_PATCH``);
 #: the names are part of the history format, so they are spelled out here.
 STEP_MARKER = "DslStep"
 STEP_MARKERS_PATCH = "dsl-step-markers"

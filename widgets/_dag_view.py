@@ -13,15 +13,15 @@ from typing import Any
 import ipywidgets as w
 import networkx as nx
 
-from sdk import dsl
-from widgets._background import Runner
-from widgets._dag_state import StepState, dag_graph, dag_json_from_history, step_states
-from widgets._export import export_html
-from widgets._graph_model import HistoryGraphBuilder
-from widgets._history_render import describe_node
-from widgets._live import FollowsExecution, HistoryFeed
-from widgets._sources import is_handle, load_history
-from widgets._svg import Shape, escape, render_graph, status_badge
+from spindle import dsl
+from spindle.widgets._background import Runner
+from spindle.widgets._dag_state import StepState, dag_graph, dag_json_from_history, step_states
+from spindle.widgets._export import export_html
+from spindle.widgets._graph_model import HistoryGraphBuilder
+from spindle.widgets._history_render import describe_node
+from spindle.widgets._live import FollowsExecution, HistoryFeed
+from spindle.widgets._sources import is_handle, load_history
+from spindle.widgets._svg import Shape, escape, render_graph, status_badge
 
 __all__ = ["DagView"]
 
@@ -70,9 +70,9 @@ class DagView(FollowsExecution, w.VBox):
     """A YAML DAG drawn as its step graph; with an execution, each step coloured by its state.
 
     Args:
-        dsl_definition: a ``DslWorkflow`` (``sdk.dsl.load(...)``), a YAML path or
+        dsl_definition: a ``DslWorkflow`` (``spindle.dsl.load(...)``), a YAML path or
             text, or the compiled DAG (``DslWorkflow.dag_json``, loaded with
-            ``sdk.dsl.from_json``); ``None`` reads the DAG the execution itself
+            ``spindle.dsl.from_json``); ``None`` reads the DAG the execution itself
             carries (in its input or its first SideEffect marker).
         execution: a ``WorkflowHandle`` (followed while running when ``live``,
             through ``handle.watch_history()``), a ``History`` or History JSON,
@@ -83,7 +83,7 @@ class DagView(FollowsExecution, w.VBox):
     ``done``, ``failed`` or ``skipped``, with the history nodes it was read from
     and a note saying why). For runs that record ``DslStep`` markers every
     step's state is exact, whatever its kind (``set`` steps and ``when`` skips
-    included); older runs' states are inferred (see ``widgets._dag_state``).
+    included); older runs' states are inferred (see ``spindle.widgets._dag_state``).
     """
 
     def __init__(
@@ -141,7 +141,7 @@ class DagView(FollowsExecution, w.VBox):
     @property
     def workflow(self) -> dsl.DslWorkflow | None:
         """The DAG as a ``DslWorkflow`` (the definition, or the DAG the execution carries rebuilt with
-        ``sdk.dsl.from_json``); ``None`` until known."""
+        ``spindle.dsl.from_json``); ``None`` until known."""
         _ = self.dag
         return self._workflow
 

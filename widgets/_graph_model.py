@@ -17,7 +17,7 @@ an update, -> from the previous workflow task), ``closes``, ``cancels`` and
 ``completes`` (a workflow task that completed an update accepted earlier).
 
 :class:`HistoryGraphBuilder` consumes events incrementally, so a live widget can
-feed it only the new events of each batch (see ``widgets._live``).
+feed it only the new events of each batch (see ``spindle.widgets._live``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 
 import networkx as nx
 
-from sdk import History, HistoryEvent
-from widgets._payloads import decode_payload, decode_payloads
+from spindle import History, HistoryEvent
+from spindle.widgets._payloads import decode_payload, decode_payloads
 
 __all__ = [
     "Attempt",
@@ -443,7 +443,7 @@ class HistoryGraphBuilder:
             label = f"version {details.get('change_id', '?')}={details.get('version', '?')}"
         elif name == "SideEffect":
             label = f"side effect #{details.get('id', '?')}"
-        elif name == "DslStep":  # sdk.dsl's step start/end markers
+        elif name == "DslStep":  # spindle.dsl's step start/end markers
             label = f"step {details.get('step', '?')} {details.get('status', '')}".rstrip()
         else:
             label = name

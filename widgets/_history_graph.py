@@ -12,15 +12,15 @@ from typing import Any
 import ipywidgets as w
 import networkx as nx
 
-from sdk import History
-from widgets._background import Runner
-from widgets._export import export_html
-from widgets._graph_model import GraphNode, HistoryGraphBuilder
-from widgets._history_render import describe_node, history_svg
-from widgets._live import FollowsExecution, HistoryFeed
-from widgets._sources import is_handle, load_history
-from widgets._svg import escape, status_badge
-from widgets._timeline import timeline_svg
+from spindle import History
+from spindle.widgets._background import Runner
+from spindle.widgets._export import export_html
+from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._history_render import describe_node, history_svg
+from spindle.widgets._live import FollowsExecution, HistoryFeed
+from spindle.widgets._sources import is_handle, load_history
+from spindle.widgets._svg import escape, status_badge
+from spindle.widgets._timeline import timeline_svg
 
 __all__ = ["HistoryGraph"]
 
@@ -50,7 +50,7 @@ class HistoryGraph(FollowsExecution, w.VBox):
         loop: the event loop the handle belongs to (default: the loop running
             in this thread, else the widgets' background loop).
 
-    ``model`` is the :class:`~widgets._graph_model.HistoryGraphBuilder` (``graph``
+    ``model`` is the :class:`~spindle.widgets._graph_model.HistoryGraphBuilder` (``graph``
     its networkx DiGraph); it is updated in place, so a live widget gains nodes
     without being re-created. Nothing here blocks the kernel's event loop: with a
     handle the first fetch is scheduled, or awaited with ``await graph.refresh()``.
@@ -176,7 +176,7 @@ class HistoryGraph(FollowsExecution, w.VBox):
         return history_svg(self.model, selected=self.selected, show_workflow_tasks=self.show_workflow_tasks)
 
     def to_html(self, path: str | os.PathLike[str], *, self_contained: bool = False) -> Path:
-        """Write the widget as an HTML page that renders offline (see ``widgets._export``)."""
+        """Write the widget as an HTML page that renders offline (see ``spindle.widgets._export``)."""
         return export_html(self, path, title=f"history {self.model.workflow_id}", self_contained=self_contained)
 
     # ------------------------------------------------------------------ widgets

@@ -8,9 +8,9 @@ from typing import Any
 
 import networkx as nx
 
-from widgets._graph_model import GraphNode, HistoryGraphBuilder
-from widgets._payloads import failure_text, format_value, truncate
-from widgets._svg import Shape, escape, render_graph
+from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._payloads import failure_text, format_value, truncate
+from spindle.widgets._svg import Shape, escape, render_graph
 
 __all__ = ["collapse_workflow_tasks", "describe_node", "history_svg", "node_shape", "node_tooltip"]
 

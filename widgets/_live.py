@@ -21,9 +21,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from sdk import History, HistoryEvent
-from widgets._background import Cancellable, Runner
-from widgets._graph_model import HistoryGraphBuilder
+from spindle import History, HistoryEvent
+from spindle.widgets._background import Cancellable, Runner
+from spindle.widgets._graph_model import HistoryGraphBuilder
 
 __all__ = ["FollowsExecution", "HistoryFeed"]
 

@@ -1,6 +1,6 @@
 """Turning the payloads and failures of History JSON into text people can read.
 
-History JSON (``sdk.History.to_json``) stores a payload as
+History JSON (``spindle.History.to_json``) stores a payload as
 ``{"metadata": {"encoding": <base64>}, "data": <base64>}``; ``json/plain`` payloads
 are decoded to JSON values, anything else is summarised (encrypted or compressed
 payloads stay opaque: the widgets have no codec).

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sdk import History
+from spindle import History
 
 __all__ = ["is_handle", "load_history"]
 

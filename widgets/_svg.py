@@ -12,7 +12,7 @@ import dataclasses
 
 from collections.abc import Hashable, Iterable, Sequence
 
-from widgets._layout import Box, Layout, layered_layout
+from spindle.widgets._layout import Box, Layout, layered_layout
 
 import networkx as nx
 

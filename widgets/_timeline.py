@@ -13,8 +13,8 @@ import math
 
 from collections.abc import Callable
 
-from widgets._graph_model import GraphNode, HistoryGraphBuilder
-from widgets._svg import PALETTE, escape
+from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._svg import PALETTE, escape
 
 __all__ = ["timeline_svg"]
 

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 
 from google.protobuf.message import Message
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.errors import ResourceExhausted, Unavailable
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.errors import ResourceExhausted, Unavailable
 
 from ._objects import ObjectStore, ObjectStoreError
 from ._visitor import iter_payloads

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane._paging import token_position
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane._paging import token_position
 
 __all__ = ["history_page", "describe_from_history", "CLOSE_STATUS"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.config import ServerConfig
-from controlplane.errors import NotFound, Unavailable
-from controlplane.namespaces import Namespace
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import NotFound, Unavailable
+from spindle.controlplane.namespaces import Namespace
 
 from ._archive import HistoryArchiver
 from ._blobs import BlobStore, PayloadOffloader

@@ -17,11 +17,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import Unavailable
-from controlplane.history import HistoryEngine
-from controlplane.namespaces import Namespace
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import Unavailable
+from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.namespaces import Namespace
 
 from ._leases import LeaseManager, now_ms
 from ._peers import NOT_OWNER, Peers, b64, with_retry

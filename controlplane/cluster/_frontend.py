@@ -22,12 +22,12 @@ import asyncio
 import logging
 from typing import Any
 
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import NotFound, Unavailable
-from controlplane.frontend import FrontendService
-from controlplane.frontend._validate import require_id
-from controlplane.history._tokens import BadTokenError, TaskToken
-from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import NotFound, Unavailable
+from spindle.controlplane.frontend import FrontendService
+from spindle.controlplane.frontend._validate import require_id
+from spindle.controlplane.history._tokens import BadTokenError, TaskToken
+from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 
 from ._engine import Router
 from ._internal import InternalService

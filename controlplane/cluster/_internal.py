@@ -28,13 +28,13 @@ from typing import Any
 
 import grpc
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import ServiceError, Unavailable
-from controlplane.frontend import FrontendService
-from controlplane.history import HistoryEngine
-from controlplane.matching import TaskRef
-from controlplane.store import Mutation, StoreError
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import ServiceError, Unavailable
+from spindle.controlplane.frontend import FrontendService
+from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.matching import TaskRef
+from spindle.controlplane.store import Mutation, StoreError
 
 from ._peers import METHOD, NOT_OWNER, b64, unb64
 

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from controlplane.store._spanner_leases import Member, ShardLease
+from spindle.controlplane.store._spanner_leases import Member, ShardLease
 
 log = logging.getLogger("spindle.cluster.leases")
 

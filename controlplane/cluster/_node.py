@@ -17,14 +17,14 @@ from typing import Any
 
 import grpc
 
-from controlplane._gc import settle_after_start
-from controlplane.api import service_pb2_grpc
-from controlplane.clock import Clock
-from controlplane.errors import AlreadyExists
-from controlplane.frontend import FrontendService
-from controlplane.namespaces import NamespaceRegistry
-from controlplane.server import GRPC_OPTIONS, make_servicer
-from controlplane.store import Store
+from spindle.controlplane._gc import settle_after_start
+from spindle.controlplane.api import service_pb2_grpc
+from spindle.controlplane.clock import Clock
+from spindle.controlplane.errors import AlreadyExists
+from spindle.controlplane.frontend import FrontendService
+from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.server import GRPC_OPTIONS, make_servicer
+from spindle.controlplane.store import Store
 
 from ._config import ClusterConfig, StoreConfig, load_config
 from ._engine import ClusterEngine, Router
@@ -39,10 +39,10 @@ log = logging.getLogger("spindle.cluster")
 def make_store(cfg: StoreConfig) -> Store:
     """The store a configuration names."""
     if cfg.kind == "spanner":
-        from controlplane.store.spanner import SpannerStore
+        from spindle.controlplane.store.spanner import SpannerStore
 
         return SpannerStore(cfg.project, cfg.instance, cfg.database, auto_setup=cfg.auto_setup)
-    from controlplane.store.sqlite import SqliteStore
+    from spindle.controlplane.store.sqlite import SqliteStore
 
     return SqliteStore(cfg.path)
 
@@ -160,7 +160,7 @@ async def serve_until_signalled(node: ClusterNode) -> None:
 
 def run_from_config(path: str) -> int:
     """``spindle server start --config FILE``: run one member until SIGINT/SIGTERM. Returns the exit status."""
-    from controlplane.cli import CliError
+    from spindle.controlplane.cli import CliError
 
     from ._config import ConfigError
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from controlplane import errors
+from spindle.controlplane import errors
 
 METHOD = "/spindle.cluster.v1.Internal/Call"
 _CODES: dict[grpc.StatusCode, type[errors.ServiceError]] = {

@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
 
 
 def _setup_schema(args: argparse.Namespace) -> int:
-    from controlplane.cli import CliError
+    from spindle.controlplane.cli import CliError
 
     project, instance, database = args.project, args.instance, args.database
     if args.config:
@@ -44,8 +44,8 @@ def _setup_schema(args: argparse.Namespace) -> int:
         from google.cloud import spanner
     except ImportError:
         raise CliError("google-cloud-spanner is not installed (pip install 'spindle[spanner]')") from None
-    from controlplane.store._spanner_schema import setup_schema
-    from controlplane.store.spanner import configure_emulator_env
+    from spindle.controlplane.store._spanner_schema import setup_schema
+    from spindle.controlplane.store.spanner import configure_emulator_env
 
     configure_emulator_env()
     db = spanner.Client(project=project).instance(instance).database(database)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.config import ServerConfig
-from controlplane.errors import InvalidArgument, ResourceExhausted
-from controlplane.namespaces import Namespace
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
+from spindle.controlplane.namespaces import Namespace
 
 _SA_CHECKS = {
     "Keyword": lambda v: isinstance(v, str),

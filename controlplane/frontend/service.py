@@ -12,16 +12,16 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane._paging import token_position
-from controlplane.config import ServerConfig
-from controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
-from controlplane.history import HistoryEngine
-from controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
-from controlplane.namespaces import NamespaceRegistry
-from controlplane.store import Store
-from controlplane.visibility import QueryError, STATUS_NAMES, compile_query
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane._paging import token_position
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
+from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
+from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.store import Store
+from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
 from ._validate import check_enum, check_payloads, check_search_attributes, check_timeout, require_id
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import NotFound
-from controlplane.matching import KIND_ACTIVITY, TaskRef
-from controlplane.store import Mutation
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import NotFound
+from spindle.controlplane.matching import KIND_ACTIVITY, TaskRef
+from spindle.controlplane.store import Mutation
 
 from . import _retry
 from ._state import ActivityInfo, ExecutionState

@@ -6,12 +6,12 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane._paging import token_position
-from controlplane.errors import AlreadyExists, DeadlineExceeded, FailedPrecondition, NotFound
-from controlplane.matching import KIND_QUERY, TaskRef
-from controlplane.namespaces import Namespace
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane._paging import token_position
+from spindle.controlplane.errors import AlreadyExists, DeadlineExceeded, FailedPrecondition, NotFound
+from spindle.controlplane.matching import KIND_QUERY, TaskRef
+from spindle.controlplane.namespaces import Namespace
 
 from ._runs import new_run_id
 from ._state import RUNNING, ExecutionState, PendingUpdate

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
 
 from ._retry import normalized_policy
 from ._runs import new_run_id
@@ -148,8 +148,8 @@ class CommandsMixin:
                     return f"{where}.update_id: update {a.update_id!r} was not accepted or is already completed"
             # search attributes must be registered and typed as at start (checked by the frontend there)
             if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
-                from controlplane.errors import InvalidArgument, ServiceError
-                from controlplane.frontend._validate import check_search_attributes
+                from spindle.controlplane.errors import InvalidArgument, ServiceError
+                from spindle.controlplane.frontend._validate import check_search_attributes
 
                 ns = self.namespaces.by_id(st.namespace_id)
                 if t == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION and a.namespace:

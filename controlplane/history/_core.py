@@ -20,14 +20,14 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from controlplane._keyed_locks import KeyedLocks
-from controlplane.api import messages_pb2 as pb
-from controlplane.clock import Clock
-from controlplane.config import ServerConfig
-from controlplane.errors import NotFound, Unavailable
-from controlplane.matching import Matching, TaskQueue, TaskRef
-from controlplane.namespaces import NamespaceRegistry
-from controlplane.store import (
+from spindle.controlplane._keyed_locks import KeyedLocks
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.clock import Clock
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.errors import NotFound, Unavailable
+from spindle.controlplane.matching import Matching, TaskQueue, TaskRef
+from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.store import (
     CurrentRow,
     BacklogTask,
     ExecutionRow,
@@ -126,7 +126,7 @@ class EngineCore:
         """Acquire ``shard_ids`` (default: every shard) and start the background loops.
 
         A cluster member passes ``()`` and then adds the shards its leases give it
-        with ``add_shard`` (controlplane.cluster).
+        with ``add_shard`` (spindle.controlplane.cluster).
         """
         for shard_id in range(self.config.num_shards) if shard_ids is None else shard_ids:
             range_id = await self.store.acquire_shard(shard_id, self.identity)

@@ -7,11 +7,11 @@ import json
 import logging
 from typing import TYPE_CHECKING
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import AlreadyExists, FailedPrecondition, NotFound, ServiceError
-from controlplane.matching import KIND_WORKFLOW, TaskRef
-from controlplane.namespaces import Namespace
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, NotFound, ServiceError
+from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
+from spindle.controlplane.namespaces import Namespace
 
 from ._core import Shard
 from ._runs import row_from_json
@@ -139,7 +139,7 @@ class ProcessingMixin:
         """Record a child's close (``close``, its last event) in the parent's history.
 
         Arguments are plain values so that a cluster member can run this on the
-        process that owns the parent's shard (controlplane.cluster overrides it).
+        process that owns the parent's shard (spindle.controlplane.cluster overrides it).
         """
         mapping = _CHILD_CLOSE.get(close.event_type)
         if mapping is None:

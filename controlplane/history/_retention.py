@@ -20,8 +20,8 @@ import heapq
 import logging
 from typing import TYPE_CHECKING
 
-from controlplane.archival import Archival, ObjectStoreError
-from controlplane.store import Mutation
+from spindle.controlplane.archival import Archival, ObjectStoreError
+from spindle.controlplane.store import Mutation
 
 from ._core import Shard
 from ._tasks import TM_RETENTION, Task

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import messages_pb2 as pb
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.store import VisibilityRow
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.store import VisibilityRow
 
 from ._state import ExecutionState
 from ._tasks import T_CLOSE, T_VISIBILITY, T_WORKFLOW_TASK, TM_WORKFLOW_RUN_TIMEOUT, TM_WORKFLOW_TASK_BACKOFF, Task
@@ -139,7 +139,7 @@ class RunsMixin:
         st.pending_updates.clear()
 
         def fail_pending() -> None:
-            from controlplane.api import service_pb2 as svc
+            from spindle.controlplane.api import service_pb2 as svc
 
             for pu in pending:
                 if not pu.future.done():

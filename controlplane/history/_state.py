@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import messages_pb2 as pb
 
 RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
 

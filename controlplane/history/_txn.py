@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import messages_pb2 as pb
 
 from ._state import ExecutionState, wakes_workflow
 from ._tasks import Task
 
 if TYPE_CHECKING:
-    from controlplane.store import VisibilityRow
+    from spindle.controlplane.store import VisibilityRow
 
 
 _OUTCOME_ATTR = {

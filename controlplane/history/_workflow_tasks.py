@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.errors import InvalidArgument, NotFound
-from controlplane.matching import KIND_WORKFLOW, TaskRef
-from controlplane.store import Mutation, TimerTask
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.errors import InvalidArgument, NotFound
+from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
+from spindle.controlplane.store import Mutation, TimerTask
 
 from ._state import ExecutionState, WorkflowTaskInfo
 from ._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from controlplane.clock import Clock
-from controlplane.config import ServerConfig
-from controlplane.matching import KIND_QUERY, KIND_WORKFLOW, TaskRef
-from controlplane.namespaces import NamespaceRegistry
-from controlplane.store import Store
+from spindle.controlplane.clock import Clock
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.matching import KIND_QUERY, KIND_WORKFLOW, TaskRef
+from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.store import Store
 
 from ._activities import ActivitiesMixin
 from ._client_ops import ClientOpsMixin, PendingQuery

@@ -1,4 +1,4 @@
-"""Cluster membership and shard leases on Cloud Spanner (used by ``controlplane.cluster``).
+"""Cluster membership and shard leases on Cloud Spanner (used by ``spindle.controlplane.cluster``).
 
 Each function is the body of one read-write transaction (``fn(txn)``). A lease is
 ``Shards.Owner`` + ``Shards.LeaseExpiryMs``. Taking a shard from anyone (including

@@ -33,7 +33,7 @@ class SchemaResult:
 
 def load_ddl(file_name: str) -> list[str]:
     """The statements of one DDL file, without comments or the separating semicolons."""
-    text = resources.files("controlplane.store").joinpath("schema", file_name).read_text(encoding="utf-8")
+    text = resources.files("spindle.controlplane.store").joinpath("schema", file_name).read_text(encoding="utf-8")
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
     stmts = re.split(r";\s*(?:\n|$)", "\n".join(lines))
     return [s.strip() for s in stmts if s.strip()]

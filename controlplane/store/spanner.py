@@ -5,7 +5,7 @@ under their shard). Writes: ``_spanner_write`` (one transaction per batch of
 mutations, each fenced by its shard's ``RangeId``) run by ``_spanner_runner``.
 Reads: single-use snapshots on a small thread pool. Cluster leases:
 ``_spanner_leases``, exposed here as ``claim_shard``/``renew_leases``/... for
-``controlplane.cluster``.
+``spindle.controlplane.cluster``.
 
 Requires ``google-cloud-spanner`` (``pip install spindle[spanner]``). With the
 emulator, set ``SPANNER_EMULATOR_HOST`` and turn multiplexed sessions off (see
@@ -231,7 +231,7 @@ class SpannerStore(Store):
         rows = await self._query("SELECT RangeId FROM Shards WHERE ShardId = @s", {"s": shard_id})
         return int(rows[0][0]) if rows else -1
 
-    # -- cluster leases (controlplane.cluster): on their own threads, never queued behind history work --
+    # -- cluster leases (spindle.controlplane.cluster): on their own threads, never queued behind history work --
     async def heartbeat_member(self, member_id: str, address: str, now_ms: int, started_ms: int) -> None:
         """Register or refresh this process in the membership table."""
         await self._txn(leases.heartbeat(member_id, address, now_ms, started_ms), lease=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdk import activity
+from spindle import activity
 
 __all__ = ["RegionRequest", "clean_sales", "extract_sales", "publish_report", "summarise_region", "ACTIVITIES"]
 

@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from controlplane.api import messages_pb2 as pb
-from sdk.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
-from sdk._statemachines._command import CommandEntry, CommandSink
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
+from spindle._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ActivityHandle", "ActivityMachine"]
 
@@ -20,7 +20,7 @@ E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves
 class ActivityHandle(asyncio.Future, Generic[T]):
     """Handle of a scheduled activity: await it for the result.
 
-    Awaiting raises :class:`~sdk.exceptions.ActivityError` (``.cause`` is the
+    Awaiting raises :class:`~spindle.exceptions.ActivityError` (``.cause`` is the
     ``ApplicationError``, ``TimeoutError`` or ``CancelledError``) when the activity
     fails for good.
 

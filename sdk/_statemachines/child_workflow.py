@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from controlplane.api import messages_pb2 as pb
-from sdk.exceptions import ApplicationError, CancelledError, ChildWorkflowError, TerminatedError, TimeoutError, TimeoutType
-from sdk._statemachines._command import CommandEntry, CommandSink
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.exceptions import ApplicationError, CancelledError, ChildWorkflowError, TerminatedError, TimeoutError, TimeoutType
+from spindle._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ChildWorkflowHandle", "ChildWorkflowMachine"]
 
@@ -20,7 +20,7 @@ E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves
 class ChildWorkflowHandle(asyncio.Future, Generic[T]):
     """Handle of a started child workflow: await it for the child's result.
 
-    Awaiting raises :class:`~sdk.exceptions.ChildWorkflowError` (``.cause`` is the
+    Awaiting raises :class:`~spindle.exceptions.ChildWorkflowError` (``.cause`` is the
     child's ``ApplicationError``, ``CancelledError``, ``TerminatedError`` or
     ``TimeoutError``). ``cancel()`` asks the server to cancel the child and returns
     ``False``: the handle resolves when the child reports its cancellation.

@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from sdk.exceptions import ApplicationError
-from sdk._statemachines._command import CommandEntry, CommandSink
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.exceptions import ApplicationError
+from spindle._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ExternalRequestMachine"]
 
@@ -19,7 +19,7 @@ E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves
 class ExternalRequestMachine:
     """One signal or cancel request to another execution; ``future`` resolves to ``None``.
 
-    It fails with :class:`~sdk.exceptions.ApplicationError` (``type`` is the server's
+    It fails with :class:`~spindle.exceptions.ApplicationError` (``type`` is the server's
     cause, e.g. ``EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND``) when the request fails.
     """
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controlplane.api import messages_pb2 as pb
-from sdk._statemachines._command import CommandEntry, CommandSink
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["TimerMachine"]
 

@@ -1,6 +1,6 @@
 """YAML DAG workflows that run on the same runtime as ``async def`` workflows.
 
-    from sdk import dsl
+    from spindle import dsl
     report = dsl.load("examples/reports/daily_sales.yaml")   # validates; DslError if not
     async with Worker(client, task_queue="analytics", workflows=[report], activities=[...]):
         result = await (await client.start_workflow(report, {"date": "2024-05-01"},
@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sdk.dsl._build import build_dag
-from sdk.dsl._errors import STRING_SOURCE, DslError
-from sdk.dsl._model import dag_from_json
-from sdk.dsl._parser import parse_yaml
-from sdk.dsl._validate import validate_dag
-from sdk.dsl._workflow import DslWorkflow
+from spindle.dsl._build import build_dag
+from spindle.dsl._errors import STRING_SOURCE, DslError
+from spindle.dsl._model import dag_from_json
+from spindle.dsl._parser import parse_yaml
+from spindle.dsl._validate import validate_dag
+from spindle.dsl._workflow import DslWorkflow
 
 __all__ = ["DslError", "DslWorkflow", "from_json", "load", "load_text"]
 

@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from sdk.dsl._durations import parse_duration
-from sdk.dsl._errors import DslError, Pos
-from sdk.dsl._expressions import Expression, ExpressionError, split_template, whole_expression
-from sdk.dsl._model import (
+from spindle.dsl._durations import parse_duration
+from spindle.dsl._errors import DslError, Pos
+from spindle.dsl._expressions import Expression, ExpressionError, split_template, whole_expression
+from spindle.dsl._model import (
     INPUT_TYPES,
     TRIGGER_RULES,
     ActivityCall,
@@ -34,7 +34,7 @@ from sdk.dsl._model import (
     WaitForSignal,
     WorkflowDag,
 )
-from sdk.dsl._parser import YMap, YNode, YScalar, YSeq, plain
+from spindle.dsl._parser import YMap, YNode, YScalar, YSeq, plain
 
 __all__ = [
     "COMMON_STEP_KEYS",

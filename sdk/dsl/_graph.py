@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape
 
 import networkx as nx
 
-from sdk.dsl._model import Step, WorkflowDag
+from spindle.dsl._model import Step, WorkflowDag
 
 __all__ = [
     "ancestors",

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, Union
 
-from sdk.dsl._errors import Pos
-from sdk.dsl._expressions import Expression
+from spindle.dsl._errors import Pos
+from spindle.dsl._expressions import Expression
 
 __all__ = [
     "FORMAT",

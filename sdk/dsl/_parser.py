@@ -14,7 +14,7 @@ from typing import Any, Union
 
 import yaml
 
-from sdk.dsl._errors import DslError, Pos
+from spindle.dsl._errors import DslError, Pos
 
 __all__ = ["YMap", "YNode", "YScalar", "YSeq", "parse_yaml", "plain"]
 

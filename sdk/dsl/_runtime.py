@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sdk import workflow
-from sdk._retry_policy import RetryPolicy
-from sdk.dsl._errors import DslError
-from sdk.dsl._expressions import ExpressionError
-from sdk.dsl._model import (
+from spindle import workflow
+from spindle._retry_policy import RetryPolicy
+from spindle.dsl._errors import DslError
+from spindle.dsl._expressions import ExpressionError
+from spindle.dsl._model import (
     FORMAT,
     ActivityCall,
     ChildWorkflowCall,
@@ -32,12 +32,12 @@ from sdk.dsl._model import (
     WorkflowDag,
     dag_from_json,
 )
-from sdk.dsl._scheduler import STARTED, DagFailed, DagRun, StepError, StepObserver
-from sdk.dsl._validate import check_inputs
-from sdk.exceptions import ApplicationError, FailureError
+from spindle.dsl._scheduler import STARTED, DagFailed, DagRun, StepError, StepObserver
+from spindle.dsl._validate import check_inputs
+from spindle.exceptions import ApplicationError, FailureError
 
 if TYPE_CHECKING:
-    from sdk.dsl._workflow import DslWorkflow
+    from spindle.dsl._workflow import DslWorkflow
 
 __all__ = [
     "DEFAULT_START_TO_CLOSE",

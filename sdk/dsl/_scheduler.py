@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from sdk.dsl._expressions import Scope, render
-from sdk.dsl._model import (
+from spindle.dsl._expressions import Scope, render
+from spindle.dsl._model import (
     ActivityCall,
     ChildWorkflowCall,
     Fail,

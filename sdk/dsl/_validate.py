@@ -12,11 +12,11 @@ from typing import Any
 
 import networkx as nx
 
-from sdk.dsl._build import json_type, value_matches
-from sdk.dsl._errors import STRING_SOURCE, DslError, Pos
-from sdk.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
-from sdk.dsl._graph import ancestors, build_graph, find_cycles
-from sdk.dsl._model import ExprSite, Source, Step, WorkflowDag
+from spindle.dsl._build import json_type, value_matches
+from spindle.dsl._errors import STRING_SOURCE, DslError, Pos
+from spindle.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
+from spindle.dsl._graph import ancestors, build_graph, find_cycles
+from spindle.dsl._model import ExprSite, Source, Step, WorkflowDag
 
 __all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
 

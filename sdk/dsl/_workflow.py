@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from sdk.dsl._graph import build_graph, to_dot, to_svg, to_text
-from sdk.dsl._model import InputSpec, WorkflowDag, dag_to_json
-from sdk.dsl._validate import check_inputs
+from spindle.dsl._graph import build_graph, to_dot, to_svg, to_text
+from spindle.dsl._model import InputSpec, WorkflowDag, dag_to_json
+from spindle.dsl._validate import check_inputs
 
 if TYPE_CHECKING:
-    from sdk._workflow_defn import WorkflowDefinition
+    from spindle._workflow_defn import WorkflowDefinition
 
 __all__ = ["DslWorkflow"]
 
@@ -88,7 +88,7 @@ class DslWorkflow:
         """The start arguments the client sends for ``start_workflow(self, *args)``.
 
         ``Client.start_workflow`` calls this (it looks the name up, so the SDK does
-        not import ``sdk.dsl``): the inputs mapping (or nothing) becomes
+        not import ``spindle.dsl``): the inputs mapping (or nothing) becomes
         ``(self.start_input(inputs),)``, which carries the DAG. Arguments that are
         already a start input are sent as they are.
 
@@ -96,7 +96,7 @@ class DslWorkflow:
             DslError: the inputs do not match the declarations.
             TypeError: more than one argument.
         """
-        from sdk.dsl._runtime import is_start_input
+        from spindle.dsl._runtime import is_start_input
 
         if len(args) > 1:
             raise TypeError(f"YAML workflow {self.name!r} takes one argument (the inputs mapping), got {len(args)}")
@@ -107,14 +107,14 @@ class DslWorkflow:
     @functools.cached_property
     def definition(self) -> Any:
         """The ``@workflow.defn(name=self.name)`` function that interprets this DAG."""
-        from sdk.dsl._runtime import make_definition
+        from spindle.dsl._runtime import make_definition
 
         return make_definition(self)
 
     @property
     def __spindle_workflow_definition__(self) -> WorkflowDefinition:
         """What ``WorkflowDefinition.from_target`` looks up, so the SDK accepts ``self``."""
-        from sdk._workflow_defn import WorkflowDefinition
+        from spindle._workflow_defn import WorkflowDefinition
 
         found = WorkflowDefinition.get(self.definition)
         assert found is not None

@@ -2,7 +2,7 @@
 
 ``register(subparsers)`` adds the ``dsl`` command to an argparse parser; each verb
 sets ``func`` to a handler that takes the parsed namespace and returns an exit
-code. ``python -m sdk.dsl.cli ...`` runs the same verbs on their own.
+code. ``python -m spindle.dsl.cli ...`` runs the same verbs on their own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sdk.dsl import DslError, DslWorkflow, load
+from spindle.dsl import DslError, DslWorkflow, load
 
 __all__ = ["main", "register"]
 
@@ -115,7 +115,7 @@ def _load_or_report(path: str, err: TextIO) -> DslWorkflow | None:
 
 def _activities(modules: Sequence[str]) -> list[Any]:
     """Every ``@activity.defn`` function found in ``modules``."""
-    from sdk._activity import ActivityDefinition
+    from spindle._activity import ActivityDefinition
 
     found: list[Any] = []
     for name in modules:
@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
 
 
 async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start_input: dict[str, Any]) -> Any:
-    from sdk import Client, Worker
+    from spindle import Client, Worker
 
     address = f"embedded:{args.embedded}" if args.embedded else (args.address or "127.0.0.1:7233")
     client = await Client.connect(address, namespace=args.namespace)

@@ -1,7 +1,7 @@
 """Testing tools: a time-skipping in-process environment, a replayer and an activity runner.
 
 ```python
-from sdk.testing import WorkflowEnvironment, Replayer, ActivityEnvironment
+from spindle.testing import WorkflowEnvironment, Replayer, ActivityEnvironment
 
 async with await WorkflowEnvironment.start_time_skipping() as env:
     async with Worker(env.client, task_queue="q", workflows=[W], activities=[a]):
@@ -9,14 +9,14 @@ async with await WorkflowEnvironment.start_time_skipping() as env:
 await Replayer(workflows=[W]).replay_workflow(history)   # raises NonDeterminismError
 ```
 
-The pytest plugin (``sdk.testing.pytest_plugin``, registered as entry point
+The pytest plugin (``spindle.testing.pytest_plugin``, registered as entry point
 ``spindle``) provides the ``spindle_env`` and ``spindle_client`` fixtures.
 """
 
-from sdk.exceptions import NonDeterminismError
-from sdk.testing._activity_env import ActivityEnvironment, default_info
-from sdk.testing._environment import WorkflowEnvironment
-from sdk.testing._replayer import Replayer, ReplayReport, ReplayResult, UnknownWorkflowTypeError, load_history
+from spindle.exceptions import NonDeterminismError
+from spindle.testing._activity_env import ActivityEnvironment, default_info
+from spindle.testing._environment import WorkflowEnvironment
+from spindle.testing._replayer import Replayer, ReplayReport, ReplayResult, UnknownWorkflowTypeError, load_history
 
 __all__ = [
     "WorkflowEnvironment",

@@ -2,7 +2,7 @@
 
 The activity sees a real activity context (``activity.info()``, ``heartbeat()``,
 ``is_cancelled()``, ``wait_for_cancelled()``) built by the same code the worker
-uses (:func:`sdk._activity.execute`), so a unit test exercises exactly what runs in
+uses (:func:`spindle._activity.execute`), so a unit test exercises exactly what runs in
 production, minus the control plane.
 """
 
@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sdk._activity import ActivityContext, ActivityDefinition, ActivityInfo, execute
+from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, execute
 
 __all__ = ["ActivityEnvironment", "default_info"]
 

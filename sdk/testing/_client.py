@@ -1,4 +1,4 @@
-"""The environment's client: an ordinary :class:`sdk.Client` whose handles unlock time skipping.
+"""The environment's client: an ordinary :class:`spindle.Client` whose handles unlock time skipping.
 
 ``sdk/_client.py`` has no hook for "a test is waiting for a result", so this module
 subclasses :class:`Client` and :class:`WorkflowHandle`: every handle the client makes
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sdk._client import Client, WorkflowHandle
-from sdk.testing._time_skipping import TimeSkipper
+from spindle._client import Client, WorkflowHandle
+from spindle.testing._time_skipping import TimeSkipper
 
 __all__ = ["TimeSkippingClient", "TimeSkippingHandle"]
 

@@ -15,13 +15,13 @@ import datetime
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from controlplane import embedded
-from controlplane.clock import VirtualClock
-from controlplane.config import ServerConfig
-from sdk._client import Client
-from sdk._converter import DataConverter, PayloadCodec
-from sdk.testing._client import TimeSkippingClient
-from sdk.testing._time_skipping import TimeSkipper
+from spindle.controlplane import embedded
+from spindle.controlplane.clock import VirtualClock
+from spindle.controlplane.config import ServerConfig
+from spindle._client import Client
+from spindle._converter import DataConverter, PayloadCodec
+from spindle.testing._client import TimeSkippingClient
+from spindle.testing._time_skipping import TimeSkipper
 
 __all__ = ["WorkflowEnvironment"]
 

@@ -15,11 +15,11 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
-from controlplane.api import messages_pb2 as pb
-from sdk._converter import DataConverter
-from sdk._history import History
-from sdk._replay import replay
-from sdk._workflow_defn import WorkflowDefinition
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._converter import DataConverter
+from spindle._history import History
+from spindle._replay import replay
+from spindle._workflow_defn import WorkflowDefinition
 
 __all__ = ["Replayer", "ReplayResult", "ReplayReport", "HistorySource", "UnknownWorkflowTypeError", "load_history"]
 

@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from controlplane.clock import VirtualClock
+from spindle.controlplane.clock import VirtualClock
 
 __all__ = ["TimeSkipper"]
 

@@ -17,8 +17,8 @@ import sys
 
 from typing import Any
 
-from sdk._workflow_defn import WorkflowDefinition
-from sdk.testing._replayer import Replayer
+from spindle._workflow_defn import WorkflowDefinition
+from spindle.testing._replayer import Replayer
 
 __all__ = ["register", "run_replay", "UsageError", "resolve_workflow"]
 

@@ -1,6 +1,6 @@
 """pytest fixtures for Spindle workflows (entry point ``pytest11: spindle``).
 
-* ``spindle_env``: a fresh time-skipping :class:`~sdk.testing.WorkflowEnvironment`
+* ``spindle_env``: a fresh time-skipping :class:`~spindle.testing.WorkflowEnvironment`
   per test (in-memory, virtual clock), shut down after the test.
 * ``spindle_client``: ``spindle_env.client``.
 
@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sdk._client import Client
-from sdk.testing._environment import WorkflowEnvironment
+from spindle._client import Client
+from spindle.testing._environment import WorkflowEnvironment
 
 __all__ = ["spindle_env", "spindle_client"]
 

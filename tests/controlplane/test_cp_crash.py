@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk import Client, RetryPolicy, Worker, activity, workflow
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import Client, RetryPolicy, Worker, activity, workflow
 
 from _cp_server import DevServer, assert_gapless, raw_history
 

@@ -16,10 +16,10 @@ from typing import Any
 import grpc
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from sdk import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
-from sdk.exceptions import (
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,

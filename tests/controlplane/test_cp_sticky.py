@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from sdk import Client, Worker, workflow
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle import Client, Worker, workflow
 
 from _cp_server import DevServer, assert_gapless, raw_history
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from controlplane import embedded
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.clock import VirtualClock
-from controlplane.config import ServerConfig
+from spindle.controlplane import embedded
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.clock import VirtualClock
+from spindle.controlplane.config import ServerConfig
 
 pytestmark = pytest.mark.timeout(30)
 

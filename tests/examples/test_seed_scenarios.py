@@ -14,11 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import order_fulfilment as of  # noqa: E402
 import payment as pay  # noqa: E402
 
-from sdk import Worker, activity  # noqa: E402
-from sdk._replay import replay  # noqa: E402
-from sdk._workflow_defn import WorkflowDefinition  # noqa: E402
-from sdk.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
-from sdk.testing import WorkflowEnvironment  # noqa: E402
+from spindle import Worker, activity  # noqa: E402
+from spindle._replay import replay  # noqa: E402
+from spindle._workflow_defn import WorkflowDefinition  # noqa: E402
+from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
+from spindle.testing import WorkflowEnvironment  # noqa: E402
 
 
 async def _replays(defn: object, handle: object) -> None:
@@ -118,7 +118,7 @@ async def test_payment_fraud_check_timeout_refunds() -> None:
 
 
 async def test_payment_versioned_change_replays_old_histories() -> None:
-    from sdk import workflow
+    from spindle import workflow
 
     # The first release of the payment workflow: no confirmation email, no get_version.
     @workflow.defn(name="PaymentWorkflow")

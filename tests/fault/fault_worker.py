@@ -16,7 +16,7 @@ from datetime import timedelta
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sdk import Client, Worker  # noqa: E402
+from spindle import Client, Worker  # noqa: E402
 
 from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 

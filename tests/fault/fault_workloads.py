@@ -12,7 +12,7 @@ import os
 import time
 from datetime import timedelta
 
-from sdk import RetryPolicy, activity, workflow
+from spindle import RetryPolicy, activity, workflow
 
 TASK_QUEUE = "fault"
 

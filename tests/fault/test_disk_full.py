@@ -19,9 +19,9 @@ from typing import Any
 import grpc
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from sdk.exceptions import RPCError
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.exceptions import RPCError
 
 from fault_helpers import check_db, check_history, raw_history
 from fault_workloads import TASK_QUEUE, FChain3, fsigwait

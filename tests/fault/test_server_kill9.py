@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk import Client, WorkflowIDConflictPolicy
-from sdk.exceptions import RPCError, WorkflowNotFoundError
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import Client, WorkflowIDConflictPolicy
+from spindle.exceptions import RPCError, WorkflowNotFoundError
 
 from fault_helpers import CYCLES, DevServer, WorkerProc, check_db, check_history, payload_value, raw_history
 from fault_workloads import TASK_QUEUE, FChain3
@@ -176,8 +176,8 @@ async def test_a_task_redispatched_after_a_crash_survives_the_next_crash(tmp_pat
     server dies again before a worker takes the task, nothing else would say the task exists
     (it used to be an in-memory dispatch only: the run then waited forever).
     """
-    from controlplane.api import service_pb2 as svc
-    from controlplane.api import service_pb2_grpc
+    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.controlplane.api import service_pb2_grpc
     import grpc
 
     db = str(tmp_path / "redispatch.db")

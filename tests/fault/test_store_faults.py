@@ -22,12 +22,12 @@ from typing import Any
 import grpc
 import pytest
 
-from controlplane import embedded
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.store import Mutation
-from sdk import Client, Worker
-from sdk.exceptions import RPCError, WorkflowNotFoundError
+from spindle.controlplane import embedded
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.store import Mutation
+from spindle import Client, Worker
+from spindle.exceptions import RPCError, WorkflowNotFoundError
 
 from fault_helpers import check_db, check_history, raw_history
 from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS, FChain3, fparent, fsigwait, ftimer

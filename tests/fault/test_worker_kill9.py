@@ -17,8 +17,8 @@ from typing import AsyncIterator
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk import Client
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import Client
 
 from fault_helpers import DevServer, WorkerProc, check_history, raw_history, wait_until
 from fault_workloads import TASK_QUEUE, FActBlock, FWftBlock, marker_count

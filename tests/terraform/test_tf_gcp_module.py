@@ -17,7 +17,7 @@ CANONICAL_SCHEMA_DIR = REPO / "controlplane" / "store" / "schema"
 
 
 def split_ddl(text: str) -> list[str]:
-    """The rule of controlplane.store._spanner_schema.load_ddl: drop '--' lines, split at ';' + end of line."""
+    """The rule of spindle.controlplane.store._spanner_schema.load_ddl: drop '--' lines, split at ';' + end of line."""
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
     return [s.strip() for s in re.split(r";\s*(?:\n|$)", "\n".join(lines)) if s.strip()]
 
@@ -86,7 +86,7 @@ def test_module_ddl_matches_spindles_spanner_schema(module_ddl: list[str]) -> No
            "(and list any new version file in ddl_files in ddl.tf)")
     assert module_ddl == canonical, f"the module's DDL differs from Spindle's Spanner schema; {fix}"
     try:
-        from controlplane.store._spanner_schema import MIGRATIONS, load_ddl
+        from spindle.controlplane.store._spanner_schema import MIGRATIONS, load_ddl
     except ImportError:
         return
     assert files == [name for _, name, _ in MIGRATIONS], f"ddl_files must list every schema version; {fix}"

@@ -16,9 +16,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from controlplane import namespaces as cp_ns
-from controlplane.api import service_pb2 as svc
-from controlplane.terraform_cli import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
+from spindle.controlplane import namespaces as cp_ns
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.terraform_cli import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
                                         terraform_platform)
 
 from _tf_harness import REPO, Installed
@@ -168,19 +168,19 @@ def test_launcher_and_cli_configs(tmp_path: Path) -> None:
 def test_install_provider_command_prints_what_it_wrote(provider_install: Installed) -> None:
     out = provider_install.stdout
     d = provider_install.dir
-    for rel in ("bin/terraform-provider-spindle", "terraformrc", "dev.tfrc", "gen/controlplane/api/service_pb2.py",
+    for rel in ("bin/terraform-provider-spindle", "terraformrc", "dev.tfrc", "gen/spindle/controlplane/api/service_pb2.py",
                 "lib/spindle_tf/provider.py",
                 f"mirror/spindle.local/spindle/spindle/0.1.0/{terraform_platform()}/terraform-provider-spindle_v0.1.0"):
         assert f"wrote {d / rel}\n" in out, rel
         assert (d / rel).is_file()
     assert f"export TF_CLI_CONFIG_FILE={d / 'terraformrc'}" in out
     assert os.access(d / "bin" / "terraform-provider-spindle", os.X_OK)
-    assert "Protobuf Python Version: 5." in (d / "gen/controlplane/api/service_pb2.py").read_text()
+    assert "Protobuf Python Version: 5." in (d / "gen/spindle/controlplane/api/service_pb2.py").read_text()
 
 
 def _in_provider_venv(provider_install: Installed, code: str) -> subprocess.CompletedProcess[str]:
     d = provider_install.dir
-    # As the launcher does, from the repository root: its controlplane/ (protobuf-7 stubs) must not be imported.
+    # As the launcher does, from the repository root: the checkout's protobuf-7 stubs must not be imported.
     env = {**os.environ, "PYTHONPATH": f"{d / 'lib'}:{d / 'gen'}", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1"}
     return subprocess.run([str(provider_install.venv / "bin" / "python"), "-c", code], capture_output=True,
                           text=True, env=env, timeout=60, cwd=REPO)
@@ -188,8 +188,10 @@ def _in_provider_venv(provider_install: Installed, code: str) -> subprocess.Comp
 
 def test_committed_stubs_do_not_load_under_the_providers_protobuf(provider_install: Installed) -> None:
     """Why the installer generates its own stubs: the committed ones are protobuf-7 gencode."""
-    proc = _in_provider_venv(provider_install, f"import sys; sys.path.insert(0, {str(REPO)!r}); "
-                                               "import controlplane.api.service_pb2")
+    committed = REPO / "controlplane" / "api" / "messages_pb2.py"
+    proc = _in_provider_venv(provider_install, "import importlib.util as u; "
+                             f"s = u.spec_from_file_location('committed_messages_pb2', {str(committed)!r}); "
+                             "s.loader.exec_module(u.module_from_spec(s))")
     assert proc.returncode != 0 and "VersionError" in proc.stderr
 
 

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sdk import Client, History, Worker, dsl  # noqa: E402
+from spindle import Client, History, Worker, dsl  # noqa: E402
 
 import widget_workflows as ww  # noqa: E402
 from widget_fixtures import QUEUE, load  # noqa: E402

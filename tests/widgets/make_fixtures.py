@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from sdk import Client, History, Worker, dsl  # noqa: E402
+from spindle import Client, History, Worker, dsl  # noqa: E402
 
 import widget_workflows as ww  # noqa: E402
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sdk import dsl
-from widgets import DagView, HistoryGraph
+from spindle import dsl
+from spindle.widgets import DagView, HistoryGraph
 
 from widget_fixtures import FIXTURES, load
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from sdk import dsl
-from widgets import DagView
+from spindle import dsl
+from spindle.widgets import DagView
 
 from widget_fixtures import FIXTURES, load
 

@@ -6,11 +6,11 @@ import collections
 import gzip
 import re
 
-from sdk import History
-from widgets._graph_model import HistoryGraphBuilder, build_graph
-from widgets._history_render import collapse_workflow_tasks, history_svg
-from widgets._payloads import decode_payload, failure_text
-from widgets._timeline import timeline_svg
+from spindle import History
+from spindle.widgets._graph_model import HistoryGraphBuilder, build_graph
+from spindle.widgets._history_render import collapse_workflow_tasks, history_svg
+from spindle.widgets._payloads import decode_payload, failure_text
+from spindle.widgets._timeline import timeline_svg
 
 from widget_fixtures import FIXTURES, load
 
@@ -81,7 +81,7 @@ def test_causal_edges(kitchen: History) -> None:
 
 
 def test_child_expansion_from_recorded_histories(kitchen: History, kitchen_child: History) -> None:
-    from widgets import HistoryGraph
+    from spindle.widgets import HistoryGraph
 
     graph = HistoryGraph(kitchen, child_histories=[kitchen_child])
     child_node = graph.node("child:40")

@@ -9,8 +9,8 @@ import time
 
 from collections.abc import Callable
 
-from sdk import Client, Worker
-from widgets import DagView, HistoryGraph, background
+from spindle import Client, Worker
+from spindle.widgets import DagView, HistoryGraph, background
 
 import widget_workflows as ww
 from widget_fixtures import QUEUE

@@ -1,5 +1,5 @@
 """The widgets on the SDK's public additions: watch_history (no polling), handle.client,
-count_workflows_by / list_workflows_page, DslStep markers and sdk.dsl.from_json."""
+count_workflows_by / list_workflows_page, DslStep markers and spindle.dsl.from_json."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdk import Client, History, Worker, dsl, workflow
-from sdk.converter import DataConverter
-from widgets import DagView, ExecutionBrowser, HistoryGraph
+from spindle import Client, History, Worker, dsl, workflow
+from spindle.converter import DataConverter
+from spindle.widgets import DagView, ExecutionBrowser, HistoryGraph
 
 import widget_workflows as ww
 from widget_fixtures import QUEUE
@@ -198,7 +198,7 @@ def _every_kind() -> History:
 
 
 def test_exact_states_of_every_step_kind() -> None:
-    view = DagView(None, _every_kind())  # the DAG is read from the run, rebuilt with sdk.dsl.from_json
+    view = DagView(None, _every_kind())  # the DAG is read from the run, rebuilt with spindle.dsl.from_json
     assert isinstance(view.workflow, dsl.DslWorkflow) and view.workflow.name == "every_kind"
     assert _states(view) == {
         "first": "done", "fan": "done", "child": "done", "nap": "done", "calc": "done",

@@ -7,10 +7,10 @@ import html
 
 from pathlib import Path
 
-from sdk import Client, History
-from widgets import ExecutionBrowser, HistoryGraph
-from widgets._browser import split_query
-from widgets._export import EMBED_NAME
+from spindle import Client, History
+from spindle.widgets import ExecutionBrowser, HistoryGraph
+from spindle.widgets._browser import split_query
+from spindle.widgets._export import EMBED_NAME
 
 import widget_workflows as ww
 from widget_fixtures import QUEUE

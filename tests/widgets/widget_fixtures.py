@@ -6,7 +6,7 @@ import gzip
 
 from pathlib import Path
 
-from sdk import History
+from spindle import History
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

@@ -11,8 +11,8 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from sdk import RetryPolicy, activity, workflow
-from sdk.exceptions import ActivityError, ApplicationError
+from spindle import RetryPolicy, activity, workflow
+from spindle.exceptions import ActivityError, ApplicationError
 
 __all__ = [
     "ACTIVITIES",

@@ -1,6 +1,6 @@
 -- Spindle on Cloud Spanner, schema version 1.
 --
--- Applied by controlplane.store._spanner_schema.setup_schema (``spindle admin
+-- Applied by spindle.controlplane.store._spanner_schema.setup_schema (``spindle admin
 -- setup-schema``), which records each applied version in SchemaVersion, so running
 -- it again is a no-op. Statements are separated by semicolons at the end of a line.
 --
@@ -23,7 +23,7 @@ CREATE TABLE ClusterMeta (
 
 -- One row per history shard. RangeId is the fencing token: it grows on every
 -- change of owner, and every write of the shard checks it. Owner/LeaseExpiryMs
--- form the shard's lease (controlplane.cluster).
+-- form the shard's lease (spindle.controlplane.cluster).
 CREATE TABLE Shards (
   ShardId INT64 NOT NULL,
   RangeId INT64 NOT NULL,
@@ -138,7 +138,7 @@ CREATE TABLE Namespaces (
 
 CREATE UNIQUE INDEX NamespacesById ON Namespaces (Id);
 
--- Visibility: snake_case columns, the names controlplane.visibility.compile_query targets.
+-- Visibility: snake_case columns, the names spindle.controlplane.visibility.compile_query targets.
 CREATE TABLE Visibility (
   namespace_id STRING(MAX) NOT NULL,
   run_id STRING(MAX) NOT NULL,

@@ -2,7 +2,7 @@
 #
 # schema/spanner_v<N>.sql are copies of controlplane/store/schema/spanner_v<N>.sql
 # (tests/terraform/test_gcp_module.py fails when they differ). They are split the
-# way controlplane.store._spanner_schema.load_ddl splits them: comment lines
+# way spindle.controlplane.store._spanner_schema.load_ddl splits them: comment lines
 # ("--") dropped, statements separated by a semicolon at the end of a line.
 #
 # A later schema version is a new file appended to ddl_files: the google provider

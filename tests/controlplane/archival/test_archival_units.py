@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.archival import (
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.archival import (
     BlobStore,
     GcsObjectStore,
     HistoryArchiver,
@@ -24,8 +24,8 @@ from controlplane.archival import (
     is_blob_ref,
     open_object_store,
 )
-from controlplane.archival._visitor import iter_payloads
-from controlplane.errors import InvalidArgument, ResourceExhausted, Unavailable
+from spindle.controlplane.archival._visitor import iter_payloads
+from spindle.controlplane.errors import InvalidArgument, ResourceExhausted, Unavailable
 
 
 def big(n: int, fill: bytes = b"x") -> pb.Payload:

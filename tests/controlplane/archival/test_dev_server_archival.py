@@ -11,7 +11,7 @@ import pytest
 
 from spindle_procs import SPINDLE, DevServer
 
-from sdk import Client, Worker, activity, workflow
+from spindle import Client, Worker, activity, workflow
 
 
 @activity.defn

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from controlplane.config import ServerConfig
-from sdk import Worker, activity, workflow
-from sdk.exceptions import RPCError
-from sdk.testing import WorkflowEnvironment
+from spindle.controlplane.config import ServerConfig
+from spindle import Worker, activity, workflow
+from spindle.exceptions import RPCError
+from spindle.testing import WorkflowEnvironment
 
 TEN_MIB = 10 * 1024 * 1024
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from controlplane import embedded
-from controlplane.api import service_pb2 as svc
-from controlplane.config import ServerConfig
-from controlplane.store import Mutation, VisibilityRow
+from spindle.controlplane import embedded
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.store import Mutation, VisibilityRow
 
 BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 TYPES = ["Order", "Invoice", "Refund"]

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from controlplane.api import service_pb2 as svc
-from controlplane.config import ServerConfig
-from sdk import Worker, activity, workflow
-from sdk.testing import WorkflowEnvironment
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.config import ServerConfig
+from spindle import Worker, activity, workflow
+from spindle.testing import WorkflowEnvironment
 
 RETENTION = timedelta(days=3)  # the default namespace's retention (ServerConfig.default_retention_days)
 
@@ -186,7 +186,7 @@ async def test_without_an_archive_retention_just_deletes(tmp_path: Path) -> None
         rid = (await handle.describe()).run_id
         await env.sleep(RETENTION + timedelta(minutes=1))
         await wait_deleted(env, "wf-plain", rid)
-        from sdk.exceptions import WorkflowNotFoundError
+        from spindle.exceptions import WorkflowNotFoundError
 
         with pytest.raises(WorkflowNotFoundError):
             await env.client.get_workflow_handle("wf-plain", run_id=rid).fetch_history()

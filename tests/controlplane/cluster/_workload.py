@@ -6,7 +6,7 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from sdk import Client, RetryPolicy, activity, workflow
+from spindle import Client, RetryPolicy, activity, workflow
 
 FAST = timedelta(seconds=20)
 RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=0)
@@ -55,7 +55,7 @@ def expected(x: int) -> int:
 
 async def signal_when_running(client: Client, wid: str, value: int, timeout: float = 120.0) -> None:
     """Send the signal, retrying while the workflow's shard moves."""
-    from sdk.exceptions import RPCError
+    from spindle.exceptions import RPCError
 
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -70,7 +70,7 @@ async def signal_when_running(client: Client, wid: str, value: int, timeout: flo
 
 async def result_with_retry(client: Client, wid: str, timeout: float = 240.0) -> Any:
     """The workflow's result, retrying UNAVAILABLE (a member died while we waited)."""
-    from sdk.exceptions import RPCError
+    from spindle.exceptions import RPCError
 
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

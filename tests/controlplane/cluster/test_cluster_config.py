@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.cluster import ConfigError, load_config, parse_config
-from controlplane.cli import main
+from spindle.controlplane.cluster import ConfigError, load_config, parse_config
+from spindle.controlplane.cli import main
 
 SPANNER = {"spanner": {"project": "p", "instance": "i", "database": "d"}}
 

@@ -10,14 +10,14 @@ import pytest
 from spanner_emulator import SpannerTestInstance
 
 from _workload import MainWf, ChildWf, double, expected, result_with_retry, signal_when_running
-from controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
-from sdk import Client, Worker
+from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
+from spindle import Client, Worker
 
 SHARDS = 8
 
 
 def node(inst: SpannerTestInstance, db: str, name: str) -> ClusterNode:
-    from controlplane.store.spanner import SpannerStore
+    from spindle.controlplane.store.spanner import SpannerStore
 
     cfg = ClusterConfig(store=StoreConfig("spanner", inst.project, inst.instance_id, db), num_shards=SHARDS,
                         listen="127.0.0.1:0", member_id=name, lease_ttl=2.0, lease_renew_interval=0.3)

@@ -26,9 +26,9 @@ from google.cloud.spanner_v1 import param_types as spanner_param_types
 from spanner_emulator import SpannerTestInstance
 
 from _members import Member, setup_schema, write_config
-from controlplane.api import messages_pb2 as pb
-from controlplane.cluster._peers import Peers
-from sdk import Client, RetryPolicy, Worker, activity, workflow
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.cluster._peers import Peers
+from spindle import Client, RetryPolicy, Worker, activity, workflow
 
 NUM_SHARDS = 12
 TTL = 3.0
@@ -109,7 +109,7 @@ def check_histories(db: Any) -> int:
 
 
 async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
-    from sdk.exceptions import RPCError
+    from spindle.exceptions import RPCError
 
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

@@ -10,7 +10,7 @@ import pytest
 
 from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
 
-from controlplane.store import Store
+from spindle.controlplane.store import Store
 
 NUM_SHARDS = 4
 
@@ -37,11 +37,11 @@ async def store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) ->
 def make_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest, *, db_id: str | None = None) -> Store:
     """A new (unopened) store of ``backend``; Spanner databases are fresh unless ``db_id`` is given."""
     if backend == "sqlite":
-        from controlplane.store.sqlite import SqliteStore
+        from spindle.controlplane.store.sqlite import SqliteStore
 
         return SqliteStore(str(tmp_path / "store.db"))
     inst: SpannerTestInstance = request.getfixturevalue("spanner_instance")
-    from controlplane.store.spanner import SpannerStore
+    from spindle.controlplane.store.spanner import SpannerStore
 
     return SpannerStore(inst.project, inst.instance_id, db_id or inst.new_database_id(), client=inst.client)
 

@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sdk" / "client_wor
 
 import test_end_to_end as e2e  # noqa: E402
 
-from controlplane.config import ServerConfig  # noqa: E402
-from controlplane.server import ControlPlane, serve  # noqa: E402
-from sdk import Client  # noqa: E402
+from spindle.controlplane.config import ServerConfig  # noqa: E402
+from spindle.controlplane.server import ControlPlane, serve  # noqa: E402
+from spindle import Client  # noqa: E402
 from spanner_emulator import SpannerTestInstance  # noqa: E402
 
 #: The suite's tests that run here (all of them that do not depend on the embedded SQLite file).
@@ -51,7 +51,7 @@ tq = e2e.tq
 @pytest.fixture
 async def client(spanner_instance: SpannerTestInstance) -> AsyncIterator[Client]:
     """A client of a gRPC control plane whose store is a fresh Spanner database."""
-    from controlplane.store.spanner import SpannerStore
+    from spindle.controlplane.store.spanner import SpannerStore
 
     store = SpannerStore(spanner_instance.project, spanner_instance.instance_id, spanner_instance.new_database_id(),
                          client=spanner_instance.client)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from spanner_emulator import SpannerTestInstance
 
-from controlplane.store._spanner_schema import LATEST_VERSION, current_version, load_ddl, setup_schema
+from spindle.controlplane.store._spanner_schema import LATEST_VERSION, current_version, load_ddl, setup_schema
 
 
 def test_ddl_file_parses() -> None:

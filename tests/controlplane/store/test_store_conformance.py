@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from controlplane.store import (
+from spindle.controlplane.store import (
     BacklogTask,
     ConditionFailedError,
     CurrentRow,
@@ -20,7 +20,7 @@ from controlplane.store import (
     TransferTask,
     VisibilityRow,
 )
-from controlplane.visibility import compile_query
+from spindle.controlplane.visibility import compile_query
 
 NS = "ns-1"
 

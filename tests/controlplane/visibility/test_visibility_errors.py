@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.visibility import QueryError, compile_query, parse_query, validate_search_attributes
+from spindle.controlplane.visibility import QueryError, compile_query, parse_query, validate_search_attributes
 
 SA = {"CustomerId": "Keyword", "Note": "Text", "Priority": "Int", "Amount": "Double", "Vip": "Bool",
       "DueAt": "Datetime", "Tags": "KeywordList"}

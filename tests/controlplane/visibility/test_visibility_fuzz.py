@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controlplane.visibility import QueryError, compile_query, matches
+from spindle.controlplane.visibility import QueryError, compile_query, matches
 
 SA = {"CustomerId": "Keyword", "Note": "Text", "Priority": "Int", "Amount": "Double", "Vip": "Bool",
       "DueAt": "Datetime", "Tags": "KeywordList"}

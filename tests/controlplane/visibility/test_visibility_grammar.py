@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.visibility import (
+from spindle.controlplane.visibility import (
     BUILTIN_FIELDS,
     And,
     Between,
@@ -107,7 +107,7 @@ def test_not_binds_tighter_than_and() -> None:
     ],
 )
 def test_field_names_are_case_sensitive(q: str) -> None:
-    from controlplane.visibility import QueryError
+    from spindle.controlplane.visibility import QueryError
 
     with pytest.raises(QueryError, match="did you mean 'WorkflowId'"):
         parse(q)

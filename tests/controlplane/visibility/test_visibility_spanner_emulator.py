@@ -14,8 +14,8 @@ import pytest
 
 from spanner_emulator import require_emulator, spanner_test_instance
 
-from controlplane.store._spanner_schema import load_ddl
-from controlplane.visibility import compile_query, matches
+from spindle.controlplane.store._spanner_schema import load_ddl
+from spindle.controlplane.visibility import compile_query, matches
 
 SA = {"CustomerId": "Keyword", "Note": "Text", "Priority": "Int", "Amount": "Double", "Vip": "Bool",
       "DueAt": "Datetime", "Tags": "KeywordList"}

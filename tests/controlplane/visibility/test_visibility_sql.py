@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controlplane.visibility import QueryError, compile_query
+from spindle.controlplane.visibility import QueryError, compile_query
 
 SA = {"CustomerId": "Keyword", "Note": "Text", "Priority": "Int", "Amount": "Double", "Vip": "Bool",
       "DueAt": "Datetime", "Tags": "KeywordList"}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controlplane.visibility import STATUS_NAMES, CompiledQuery, compile_query, matches
+from spindle.controlplane.visibility import STATUS_NAMES, CompiledQuery, compile_query, matches
 
 SEARCH_ATTRIBUTES = {
     "CustomerId": "Keyword", "Note": "Text", "Priority": "Int", "Amount": "Double",

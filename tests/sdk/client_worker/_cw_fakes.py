@@ -11,8 +11,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._converter import DataConverter
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._converter import DataConverter
 
 
 class FakeRpcError(grpc.aio.AioRpcError):

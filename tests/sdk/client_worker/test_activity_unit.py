@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk import activity
-from sdk._activity import ActivityContext, ActivityDefinition, ActivityInfo, CompleteAsyncError, bind_arguments, execute
-from sdk._activity_heartbeat import Heartbeater, throttle_interval
-from sdk.converter import DataConverter
-from sdk.exceptions import ApplicationError, WorkflowContextError
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import activity
+from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, CompleteAsyncError, bind_arguments, execute
+from spindle._activity_heartbeat import Heartbeater, throttle_interval
+from spindle.converter import DataConverter
+from spindle.exceptions import ApplicationError, WorkflowContextError
 
 conv = DataConverter.default
 NOW = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)

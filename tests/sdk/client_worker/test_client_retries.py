@@ -7,9 +7,9 @@ from typing import Any
 import grpc
 import pytest
 
-from controlplane.api import service_pb2 as svc
-from sdk import Client
-from sdk.exceptions import RPCError
+from spindle.controlplane.api import service_pb2 as svc
+from spindle import Client
+from spindle.exceptions import RPCError
 
 
 class _FlakyStub:

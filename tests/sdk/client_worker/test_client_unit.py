@@ -6,10 +6,10 @@ import grpc
 import pytest
 
 from _cw_fakes import FakeRpcError
-from controlplane.api import service_pb2 as svc
-from sdk import Client
-from sdk._client import _sa_type_name, _sa_type_value, map_rpc_error
-from sdk.exceptions import NamespaceNotFoundError, RPCError, WorkflowNotFoundError
+from spindle.controlplane.api import service_pb2 as svc
+from spindle import Client
+from spindle._client import _sa_type_name, _sa_type_value, map_rpc_error
+from spindle.exceptions import NamespaceNotFoundError, RPCError, WorkflowNotFoundError
 
 
 def test_error_mapping() -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from controlplane.api import service_pb2 as svc
-from sdk import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
-from sdk._payload_visitor import collect_payloads
-from sdk.converter import ZlibCodec
-from sdk.exceptions import (
+from spindle.controlplane.api import service_pb2 as svc
+from spindle import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle._payload_visitor import collect_payloads
+from spindle.converter import ZlibCodec
+from spindle.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
@@ -265,7 +265,7 @@ async def test_activities_timer_signal_query_update(client: Client, tq: str) -> 
         assert desc.workflow_type == "OrderWorkflow"
         assert desc.task_queue == tq
         with pytest.raises(WorkflowAlreadyStartedError):
-            from sdk import WorkflowIDReusePolicy
+            from spindle import WorkflowIDReusePolicy
 
             await client.start_workflow(OrderWorkflow.run, Order("o1", 7), id="order-1", task_queue=tq,
                                         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
@@ -509,7 +509,7 @@ async def test_namespaces_and_search_attributes(client: Client, tq: str) -> None
                                        search_attributes={"CustomerId": "Keyword"})
     assert ns.name == "shop" and ns.retention == timedelta(days=3)
     assert ns.search_attributes == {"CustomerId": "Keyword"}
-    from sdk.exceptions import NamespaceNotFoundError, RPCError
+    from spindle.exceptions import NamespaceNotFoundError, RPCError
 
     with pytest.raises(RPCError) as ei:
         await client.create_namespace("shop")
@@ -556,7 +556,7 @@ async def test_signal_with_start_and_worker_restart(client: Client, tq: str) -> 
 
 
 def test_public_exports_resolve() -> None:
-    import sdk
+    import spindle
 
-    for name in sdk.__all__:
-        assert getattr(sdk, name) is not None, name
+    for name in spindle.__all__:
+        assert getattr(spindle, name) is not None, name

@@ -6,7 +6,7 @@ import asyncio
 import time
 from datetime import timedelta
 
-from sdk import Client, Worker, activity, workflow
+from spindle import Client, Worker, activity, workflow
 
 STARTS: list[float] = []
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from sdk import Client, HistoryEvent, Worker, activity, dsl, workflow
-from sdk.converter import ZlibCodec
-from sdk.exceptions import ApplicationError, RPCError, WorkflowFailureError, WorkflowNotFoundError
+from spindle import Client, HistoryEvent, Worker, activity, dsl, workflow
+from spindle.converter import ZlibCodec
+from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError, WorkflowNotFoundError
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = timedelta(seconds=10)
@@ -293,7 +293,7 @@ async def test_start_workflow_with_a_dsl_workflow_sends_the_dag(client: Client) 
 
 
 def test_the_client_does_not_import_the_dsl() -> None:
-    code = "import sys, sdk._client, sdk.client; assert 'sdk.dsl' not in sys.modules, sorted(sys.modules)"
+    code = "import sys, spindle._client, spindle.client; assert 'spindle.dsl' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
@@ -327,8 +327,8 @@ async def marked_without(n: int) -> str:
 
 
 async def test_record_marker_writes_a_named_marker_that_replay_checks(client: Client) -> None:
-    from sdk.exceptions import NonDeterminismError
-    from sdk.testing import Replayer
+    from spindle.exceptions import NonDeterminismError
+    from spindle.testing import Replayer
 
     queue = _queue()
     async with Worker(client, task_queue=queue, workflows=[marked], activities=[double]):

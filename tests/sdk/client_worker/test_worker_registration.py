@@ -7,8 +7,8 @@ import time
 import pytest
 
 from _cw_fakes import FakeClient, FakeStub
-from sdk import Worker, activity, workflow
-from sdk.worker import WorkflowDeterminismCheckError
+from spindle import Worker, activity, workflow
+from spindle.worker import WorkflowDeterminismCheckError
 
 
 @workflow.defn

@@ -9,11 +9,11 @@ from typing import Any
 
 from _cw_fakes import FakeClient, FakeStub, RecordingInstance
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk import activity
-from sdk._activity_worker import ActivityWorker
-from sdk._workflow_worker import WorkflowWorker
-from sdk.converter import DataConverter
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle import activity
+from spindle._activity_worker import ActivityWorker
+from spindle._workflow_worker import WorkflowWorker
+from spindle.converter import DataConverter
 
 conv = DataConverter.default
 Q = "q"
@@ -139,7 +139,7 @@ async def test_unregistered_type_fails_task_and_worker_keeps_running(fake_client
 
 
 async def test_nondeterminism_and_bugs_fail_the_task_and_evict(fake_client: FakeClient, fake_stub: FakeStub) -> None:
-    from sdk.exceptions import NonDeterminismError
+    from spindle.exceptions import NonDeterminismError
 
     def script(inst: RecordingInstance, events: list[pb.HistoryEvent]) -> list[pb.Command]:
         if inst.run_id == "nd":
@@ -333,7 +333,7 @@ async def test_graceful_shutdown_cancels_after_grace(fake_client: FakeClient, fa
 
 
 async def test_runtime_stale_signal_replays_from_full_history(fake_client: FakeClient, fake_stub: FakeStub) -> None:
-    from sdk._workflow_instance import StaleWorkflowInstanceError
+    from spindle._workflow_instance import StaleWorkflowInstanceError
 
     def script(inst: RecordingInstance, events: list[pb.HistoryEvent]) -> list[pb.Command]:
         if inst is RecordingInstance.created[0] and len(inst.activations) == 2:

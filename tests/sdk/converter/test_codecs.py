@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk._converter import decode_payloads, encode_payloads
-from sdk.converter import DataConverter, PayloadCodec, ZlibCodec
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._converter import decode_payloads, encode_payloads
+from spindle.converter import DataConverter, PayloadCodec, ZlibCodec
 
 conv = DataConverter.default
 
@@ -26,7 +26,7 @@ async def test_zlib_roundtrip_and_small_passthrough() -> None:
 
 async def test_encryption_codec_roundtrip_and_key_rotation() -> None:
     pytest.importorskip("cryptography")
-    from sdk.converter import EncryptionCodec
+    from spindle.converter import EncryptionCodec
 
     old = EncryptionCodec(b"k" * 32, key_id="v1")
     p = conv.to_payload({"secret": "s3cr3t"})

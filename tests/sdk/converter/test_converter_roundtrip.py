@@ -13,8 +13,8 @@ from typing import Any, Optional, Union
 import attrs
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk.converter import DataConverter
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.converter import DataConverter
 
 conv = DataConverter.default
 

@@ -6,9 +6,9 @@ import asyncio
 import dataclasses
 import datetime
 
-from controlplane.api import messages_pb2 as pb
-from sdk.converter import DataConverter
-from sdk.exceptions import (
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.converter import DataConverter
+from spindle.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,

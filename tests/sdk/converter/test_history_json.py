@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from controlplane.api import messages_pb2 as pb
-from sdk import History
-from sdk.converter import DataConverter
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import History
+from spindle.converter import DataConverter
 
 conv = DataConverter.default
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from controlplane.api import messages_pb2 as pb, service_pb2 as svc
-from sdk._payload_visitor import collect_payloads, decode_message, encode_message
-from sdk.converter import DataConverter, ZlibCodec
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._payload_visitor import collect_payloads, decode_message, encode_message
+from spindle.converter import DataConverter, ZlibCodec
 
 conv = DataConverter.default
 

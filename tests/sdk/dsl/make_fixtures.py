@@ -24,8 +24,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from sdk import Client, History, Worker, activity, dsl  # noqa: E402
-from sdk.exceptions import ApplicationError  # noqa: E402
+from spindle import Client, History, Worker, activity, dsl  # noqa: E402
+from spindle.exceptions import ApplicationError  # noqa: E402
 
 FIXTURES = HERE / "fixtures"
 QUEUE = "dsl-fixtures"

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("controlplane.embedded")
+pytest.importorskip("spindle.controlplane.embedded")
 
-from sdk import Client, Worker, activity  # noqa: E402
-from sdk import dsl  # noqa: E402
-from sdk._replay import replay  # noqa: E402
-from sdk.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
+from spindle import Client, Worker, activity  # noqa: E402
+from spindle import dsl  # noqa: E402
+from spindle._replay import replay  # noqa: E402
+from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
 
 from examples.reports.activities import ACTIVITIES  # noqa: E402
 
@@ -313,7 +313,7 @@ async def test_yaml_child_workflow_signal_timeout_and_continue(client: Client) -
 
 
 def test_cli_run_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from sdk.dsl import cli
+    from spindle.dsl import cli
 
     monkeypatch.setenv("SPINDLE_REPORT_DIR", str(tmp_path / "reports"))
     code = cli.main([

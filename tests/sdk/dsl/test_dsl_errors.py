@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sdk import dsl
-from sdk.dsl import DslError
+from spindle import dsl
+from spindle.dsl import DslError
 
 # (test id, document, the exact message of the error `load` raises)
 CASES: list[tuple[str, str, str]] = [

@@ -1,4 +1,4 @@
-"""``sdk.dsl.from_json``: a DslWorkflow rebuilt from the compiled DAG an execution carries."""
+"""``spindle.dsl.from_json``: a DslWorkflow rebuilt from the compiled DAG an execution carries."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sdk import History, dsl
-from sdk.testing import Replayer
+from spindle import History, dsl
+from spindle.testing import Replayer
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -44,7 +44,7 @@ async def test_the_dag_an_execution_carries_replays_its_history() -> None:
     """Replay a recorded execution with the DAG read from the history itself (no YAML file)."""
     history = History.from_json((FIXTURES / "pre_markers_every_kind_pinned.json").read_text())
     started = history.to_proto_events()[0].workflow_execution_started_event_attributes
-    from sdk.converter import DataConverter
+    from spindle.converter import DataConverter
 
     (arg,) = DataConverter.default.from_payloads(started.input)
     rebuilt = dsl.from_json(arg["dag"])

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sdk import History, dsl
-from sdk.testing import Replayer
+from spindle import History, dsl
+from spindle.testing import Replayer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PRE_MARKERS = sorted(FIXTURES.glob("pre_markers_*.json"))

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sdk import dsl
-from sdk.dsl._model import ActivityCall, ChildWorkflowCall
-from sdk.dsl._scheduler import DagFailed, DagRun, StepError, trigger_allows
+from spindle import dsl
+from spindle.dsl._model import ActivityCall, ChildWorkflowCall
+from spindle.dsl._scheduler import DagFailed, DagRun, StepError, trigger_allows
 
 
 class ActivityFailed(Exception):

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from sdk import dsl
-from sdk.dsl import DslError, cli
-from sdk.dsl._build import COMMON_STEP_KEYS, HEADER_KEYS, KIND_KEYS, KIND_OPTIONS, RETRY_KEYS
-from sdk.dsl._durations import parse_duration
-from sdk.dsl._expressions import ExpressionError, Scope, render, split_template
-from sdk.dsl._graph import find_cycles, build_graph
-from sdk.dsl._model import dag_from_json
+from spindle import dsl
+from spindle.dsl import DslError, cli
+from spindle.dsl._build import COMMON_STEP_KEYS, HEADER_KEYS, KIND_KEYS, KIND_OPTIONS, RETRY_KEYS
+from spindle.dsl._durations import parse_duration
+from spindle.dsl._expressions import ExpressionError, Scope, render, split_template
+from spindle.dsl._graph import find_cycles, build_graph
+from spindle.dsl._model import dag_from_json
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "reports" / "daily_sales.yaml"

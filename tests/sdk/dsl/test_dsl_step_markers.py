@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sdk import Client, History, HistoryEvent, Worker
-from sdk.converter import DataConverter
-from sdk.testing import Replayer
+from spindle import Client, History, HistoryEvent, Worker
+from spindle.converter import DataConverter
+from spindle.testing import Replayer
 
 import make_fixtures as mf
 

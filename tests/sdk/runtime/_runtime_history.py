@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controlplane.api import messages_pb2 as pb
-from sdk._converter import DataConverter
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle._converter import DataConverter
 
 E = pb.EventType
 C = pb.CommandType

@@ -10,11 +10,11 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, failure_of, kinds, result_of
-from controlplane.api import messages_pb2 as pb
-from sdk import workflow
-from sdk.exceptions import ActivityError, ApplicationError, CancelledError
-from sdk._retry_policy import RetryPolicy
-from sdk._workflow_instance import WorkflowInstance
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import workflow
+from spindle.exceptions import ActivityError, ApplicationError, CancelledError
+from spindle._retry_policy import RetryPolicy
+from spindle._workflow_instance import WorkflowInstance
 
 T = timedelta(seconds=30)
 

@@ -9,11 +9,11 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, failure_of, kinds, result_of
-from controlplane.api import messages_pb2 as pb
-from sdk import workflow
-from sdk.exceptions import ApplicationError, ChildWorkflowError
-from sdk._replay import replay
-from sdk._workflow_instance import WorkflowInstance
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import workflow
+from spindle.exceptions import ApplicationError, ChildWorkflowError
+from spindle._replay import replay
+from spindle._workflow_instance import WorkflowInstance
 
 T = timedelta(seconds=10)
 

@@ -13,11 +13,11 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, kinds, result_of
-from sdk import workflow
-from sdk.exceptions import WorkflowContextError
-from sdk._determinism_check import check_source, check_workflow
-from sdk._workflow_defn import WorkflowDefinition
-from sdk._workflow_instance import WorkflowInstance
+from spindle import workflow
+from spindle.exceptions import WorkflowContextError
+from spindle._determinism_check import check_source, check_workflow
+from spindle._workflow_defn import WorkflowDefinition
+from spindle._workflow_instance import WorkflowInstance
 
 
 def new(defn: object) -> WorkflowInstance:
@@ -152,9 +152,9 @@ def test_logger_is_silent_during_replay_and_tags_records(caplog: pytest.LogCaptu
     h.complete(cmds)
     h.timer_fired("1")
     h.next_task()
-    caplog.set_level(logging.INFO, logger="sdk.workflow")
+    caplog.set_level(logging.INFO, logger="spindle.workflow")
     assert kinds(new(chatty).activate(h.events)) == ["COMPLETE_WORKFLOW_EXECUTION"]
-    records = [r for r in caplog.records if r.name == "sdk.workflow"]
+    records = [r for r in caplog.records if r.name == "spindle.workflow"]
     assert [r.getMessage().split(" (")[0] for r in records] == ["step 8"]  # step 3 was replayed: silent
     assert (records[0].workflow_id, records[0].run_id) == ("wf", "run-1")  # type: ignore[attr-defined]
 

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-import sdk.workflow
+import spindle.workflow
 from _runtime_history import History, decode, kinds
-from controlplane.api import messages_pb2 as pb
-from sdk import workflow
-from sdk._retry_policy import RetryPolicy
-from sdk._workflow_instance import StaleWorkflowInstanceError, WorkflowInstance
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import workflow
+from spindle._retry_policy import RetryPolicy
+from spindle._workflow_instance import StaleWorkflowInstanceError, WorkflowInstance
 
 
 @workflow.defn
@@ -78,12 +78,12 @@ def test_retry_policy_validates_and_converts() -> None:
 
 
 def test_workflow_module_exports() -> None:
-    assert sorted(sdk.workflow.__all__) == [
+    assert sorted(spindle.workflow.__all__) == [
         "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
         "ParentInfo", "RetryPolicy", "WorkflowDefinition", "WorkflowInfo", "continue_as_new", "defn",
         "deprecate_patch", "execute_activity", "execute_child_workflow", "get_external_workflow_handle",
         "get_version", "in_workflow", "info", "logger", "now", "patched", "query", "random", "record_marker", "run",
         "set_signal_handler", "side_effect", "signal", "sleep", "start_activity", "start_child_workflow", "update",
         "upsert_search_attributes", "uuid4", "wait_condition", "wait_for_signal"]
-    assert all(hasattr(sdk.workflow, name) for name in sdk.workflow.__all__)
+    assert all(hasattr(spindle.workflow, name) for name in spindle.workflow.__all__)
     assert kinds([]) == []

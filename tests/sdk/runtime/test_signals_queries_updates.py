@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, kinds, payloads, result_of
-from controlplane.api import messages_pb2 as pb
-from sdk import workflow
-from sdk.exceptions import ApplicationError, QueryFailedError, WorkflowContextError
-from sdk._replay import replay
-from sdk._workflow_instance import WorkflowInstance
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle import workflow
+from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowContextError
+from spindle._replay import replay
+from spindle._workflow_instance import WorkflowInstance
 
 T = timedelta(seconds=10)
 
@@ -151,7 +151,7 @@ def test_wait_condition_timeout_raises_builtin_timeout_error() -> None:
     assert kinds(cmds) == ["START_TIMER"]
     h.complete(cmds)
     h.timer_fired("1")
-    assert result_of(inst.activate(h.next_task())) == "sdk.exceptions:wait_condition timed out after 3s"
+    assert result_of(inst.activate(h.next_task())) == "spindle.exceptions:wait_condition timed out after 3s"
 
 
 @workflow.defn

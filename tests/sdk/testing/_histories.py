@@ -7,8 +7,8 @@ import uuid
 
 from typing import Any
 
-from sdk import History, Worker
-from sdk.testing import WorkflowEnvironment
+from spindle import History, Worker
+from spindle.testing import WorkflowEnvironment
 from spindle_testing_wfs import ACTIVITIES
 
 

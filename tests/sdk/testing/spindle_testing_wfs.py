@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sdk import activity, workflow
+from spindle import activity, workflow
 
 TIMEOUT = timedelta(seconds=10)
 

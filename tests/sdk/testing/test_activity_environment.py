@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from sdk import activity
-from sdk.exceptions import WorkflowContextError
-from sdk.testing import ActivityEnvironment, default_info
+from spindle import activity
+from spindle.exceptions import WorkflowContextError
+from spindle.testing import ActivityEnvironment, default_info
 
 
 @activity.defn

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sdk import Client, Worker, workflow
-from sdk.testing import WorkflowEnvironment
+from spindle import Client, Worker, workflow
+from spindle.testing import WorkflowEnvironment
 
 
 @workflow.defn

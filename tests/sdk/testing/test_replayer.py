@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from _histories import record_histories
-from sdk import History
-from sdk.exceptions import NonDeterminismError
-from sdk.testing import Replayer, UnknownWorkflowTypeError
+from spindle import History
+from spindle.exceptions import NonDeterminismError
+from spindle.testing import Replayer, UnknownWorkflowTypeError
 from spindle_testing_wfs import OrderPatched, OrderReordered, OrderV1
 
 
@@ -83,7 +83,7 @@ async def test_replay_workflows_reports_each_history(v1_histories: list[History]
 
 async def test_unknown_workflow_type(v1_histories: list[History]) -> None:
     from spindle_testing_wfs import NOT_A_WORKFLOW  # noqa: F401 - the module has non-workflows too
-    from sdk import workflow
+    from spindle import workflow
 
     @workflow.defn(name="Other")
     async def other() -> None:

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from sdk import RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
-from sdk.exceptions import ApplicationError, TimeoutError as SpindleTimeoutError, WorkflowFailureError
-from sdk.testing import WorkflowEnvironment
+from spindle import RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle.exceptions import ApplicationError, TimeoutError as SpindleTimeoutError, WorkflowFailureError
+from spindle.testing import WorkflowEnvironment
 
 
 def _q() -> str:
