@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import sys
 import uuid
@@ -17,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from spindle._user_modules import UserModuleError, import_user_module
 from spindle.dsl import DslError, DslWorkflow, load
 
 __all__ = ["main", "register"]
@@ -114,12 +114,16 @@ def _load_or_report(path: str, err: TextIO) -> DslWorkflow | None:
 
 
 def _activities(modules: Sequence[str]) -> list[Any]:
-    """Every ``@activity.defn`` function found in ``modules``."""
+    """Every ``@activity.defn`` function found in ``modules`` (imported as ``python -m`` would).
+
+    Raises:
+        UserModuleError: a module cannot be imported.
+    """
     from spindle._activity import ActivityDefinition
 
     found: list[Any] = []
     for name in modules:
-        module = importlib.import_module(name)
+        module = import_user_module(name, f"--activities {name!r}")
         for value in vars(module).values():
             definition = getattr(value, "__spindle_activity_definition__", None)
             if isinstance(definition, ActivityDefinition) and value not in found:
@@ -142,7 +146,12 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
         print(error, file=err)
         return 2
     try:
-        result = asyncio.run(_start_and_wait(args, workflow, start_input))
+        activities = _activities(args.activities)
+    except UserModuleError as error:
+        print(f"spindle dsl run: error: {error}", file=err)
+        return 2
+    try:
+        result = asyncio.run(_start_and_wait(args, workflow, start_input, activities))
     except Exception as error:  # noqa: BLE001 - the CLI reports any failure and exits non-zero
         cause = getattr(error, "cause", None)
         print(f"workflow failed: {error}" + (f": {cause}" if cause else ""), file=err)
@@ -152,7 +161,8 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
     return 0
 
 
-async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start_input: dict[str, Any]) -> Any:
+async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start_input: dict[str, Any],
+                          activities: list[Any]) -> Any:
     from spindle import Client, Worker
 
     address = f"embedded:{args.embedded}" if args.embedded else (args.address or "127.0.0.1:7233")
@@ -161,7 +171,7 @@ async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start
     workflow_id = args.workflow_id or f"{workflow.name}-{uuid.uuid4().hex[:12]}"
     try:
         async with Worker(
-            client, task_queue=task_queue, workflows=[workflow], activities=_activities(args.activities)
+            client, task_queue=task_queue, workflows=[workflow], activities=activities
         ):
             handle = await client.start_workflow(workflow, start_input, id=workflow_id, task_queue=task_queue)
             return await handle.result()

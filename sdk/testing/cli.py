@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import pathlib
 import sys
 
 from typing import Any
 
+from spindle._user_modules import UserModuleError, import_user_module
 from spindle._workflow_defn import WorkflowDefinition
 from spindle.testing._replayer import Replayer
 
@@ -53,9 +53,9 @@ def resolve_workflow(spec: str) -> list[Any]:
     if not sep or not module_name or not attr:
         raise UsageError(f"--workflows {spec!r}: expected MODULE:ATTR, e.g. myapp.workflows:OrderWorkflow")
     try:
-        obj: Any = importlib.import_module(module_name)
-    except Exception as e:  # noqa: BLE001 - any import failure is a usage error here
-        raise UsageError(f"--workflows {spec!r}: cannot import module {module_name!r}: {e}") from e
+        obj: Any = import_user_module(module_name, f"--workflows {spec!r}")
+    except UserModuleError as e:
+        raise UsageError(str(e)) from e
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -95,8 +95,6 @@ def run_replay(workflow_specs: list[str], paths: list[str], *, out: Any = None, 
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        if "" not in sys.path and "." not in sys.path:
-            sys.path.insert(0, "")  # MODULE:ATTR resolves from the working directory, like `python -m`
         workflows = [w for spec in workflow_specs for w in resolve_workflow(spec)]
         replayer = Replayer(workflows=workflows)
         files = _expand(paths)

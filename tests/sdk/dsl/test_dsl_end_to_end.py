@@ -326,3 +326,48 @@ def test_cli_run_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
         "report": str(tmp_path / "reports" / "daily_sales_2024-05-03.json"),
         **_expected_daily_sales("2024-05-03", ["us"]),
     }
+
+
+def _console_script_env() -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    return env
+
+
+def test_console_script_run_finds_activities_from_the_working_directory(tmp_path: Path) -> None:
+    """The command the DSL README gives works from the repository root with the `spindle` console script
+    (which, unlike `python -m`, does not put the working directory on the import path by itself)."""
+    import subprocess
+    import sys
+
+    spindle = Path(sys.executable).parent / "spindle"
+    repo = Path(__file__).resolve().parents[3]
+    env = {**_console_script_env(), "SPINDLE_REPORT_DIR": str(tmp_path / "reports")}
+    done = subprocess.run(
+        [str(spindle), "dsl", "run", "examples/reports/daily_sales.yaml",
+         "--input", json.dumps({"date": "2024-05-03", "regions": ["us"]}),
+         "--embedded", str(tmp_path / "cli.db"), "--activities", "examples.reports.activities"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["report"] == str(tmp_path / "reports" / "daily_sales_2024-05-03.json")
+
+
+def test_console_script_run_reports_an_activities_import_error_before_starting(tmp_path: Path) -> None:
+    """A module that cannot be imported is a usage error (exit 2) naming the option, not a workflow failure,
+    and nothing is started (the database is never created)."""
+    import subprocess
+    import sys
+
+    spindle = Path(sys.executable).parent / "spindle"
+    repo = Path(__file__).resolve().parents[3]
+    db = tmp_path / "cli.db"
+    done = subprocess.run(
+        [str(spindle), "dsl", "run", "examples/reports/daily_sales.yaml", "--input", '{"date": "2024-05-03"}',
+         "--embedded", str(db), "--activities", "examples.reports.no_such_module"],
+        cwd=repo, env=_console_script_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "--activities 'examples.reports.no_such_module': cannot import module 'examples.reports.no_such_module'" \
+        in done.stderr
+    assert "workflow failed" not in done.stderr
+    assert not db.exists()
