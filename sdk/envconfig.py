@@ -1,0 +1,74 @@
+"""Client connection settings from the environment, shaped as ``temporalio.envconfig``.
+
+Code ported from Temporal connects with::
+
+    config = ClientConfig.load_client_connect_config()
+    config.setdefault("target_host", "localhost:7233")
+    client = await Client.connect(**config)
+
+Spindle reads the same environment variables as its command line: ``SPINDLE_ADDRESS``
+(-> ``target_host``) and ``SPINDLE_NAMESPACE`` (-> ``namespace``). Temporal's TOML
+profiles (``temporal.toml``) and ``TEMPORAL_*`` variables are not read: a variable meant for
+a Temporal cluster must not silently point a Spindle client at it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from collections.abc import Mapping
+from typing import TypedDict
+
+__all__ = ["ClientConfig", "ClientConnectConfig"]
+
+
+class ClientConnectConfig(TypedDict, total=False):
+    """Keyword arguments for :meth:`spindle.Client.connect` (only the keys that were set)."""
+
+    target_host: str
+    namespace: str
+
+
+class ClientConfig:
+    """Loads :class:`ClientConnectConfig` from the environment (see the module docstring)."""
+
+    @staticmethod
+    def load_client_connect_config(
+        profile: str | None = None,
+        *,
+        config_file: str | None = None,
+        disable_file: bool = False,
+        disable_env: bool = False,
+        config_file_strict: bool = False,
+        override_env_vars: Mapping[str, str] | None = None,
+    ) -> ClientConnectConfig:
+        """The connect arguments the environment sets; keys that are not set are absent.
+
+        Args:
+            profile: accepted for Temporal compatibility; Spindle has no profiles, so it must be
+                ``None`` or ``"default"``.
+            config_file: not supported (Spindle has no client config file).
+            disable_file: accepted and ignored (there is no file to read).
+            disable_env: return an empty config without reading the environment.
+            config_file_strict: accepted and ignored.
+            override_env_vars: read these instead of ``os.environ``.
+
+        Raises:
+            ValueError: ``config_file`` or a profile other than the default was given.
+        """
+        if config_file is not None:
+            raise ValueError(
+                f"config_file={config_file!r}: Spindle reads no client config file; "
+                "set SPINDLE_ADDRESS and SPINDLE_NAMESPACE, or pass the arguments to Client.connect")
+        if profile not in (None, "default"):
+            raise ValueError(f"profile={profile!r}: Spindle has no client profiles (only the environment)")
+        del disable_file, config_file_strict
+        config: ClientConnectConfig = {}
+        if disable_env:
+            return config
+        env = os.environ if override_env_vars is None else override_env_vars
+        if env.get("SPINDLE_ADDRESS"):
+            config["target_host"] = env["SPINDLE_ADDRESS"]
+        if env.get("SPINDLE_NAMESPACE"):
+            config["namespace"] = env["SPINDLE_NAMESPACE"]
+        return config
