@@ -252,7 +252,9 @@ class WorkflowExecutionDescription:
         A value's type is the one it was set with as a typed attribute; a value set
         from a plain mapping gets the type its JSON value suggests (str -> Keyword,
         list of str -> KeywordList, int -> Int, float -> Double, bool -> Bool), so an
-        untyped Text or Datetime value appears as a Keyword string.
+        untyped Text or Datetime value appears as a Keyword string. ``list_workflows``
+        rows carry no type tags, and their Datetime values are Unix milliseconds
+        (they appear as Int).
         """
         return typed_from_payloads(self._info().search_attributes.indexed_fields)
 
