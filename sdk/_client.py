@@ -350,6 +350,7 @@ class Client:
 
         Raises:
             RPCError: the server cannot be reached (``status="UNAVAILABLE"``).
+            ValueError: ``target_host`` is empty or not a string.
             Exception: the embedded control plane's errors (e.g. the file is locked
                 by another process) propagate unchanged.
         """

@@ -27,6 +27,7 @@ import datetime
 import enum
 import logging
 
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
@@ -182,16 +183,18 @@ async def _current_run(client: Client, workflow_id: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _deadline(rpc_timeout: datetime.timedelta | None, update_id: str):  # type: ignore[no-untyped-def]
+async def _deadline(rpc_timeout: datetime.timedelta | None, update_id: str) -> AsyncIterator[None]:
+    """Bound the block by ``rpc_timeout``; on expiry raise ``WorkflowUpdateRPCTimeoutOrCancelledError``."""
     if rpc_timeout is None:
         yield
         return
+    scope = asyncio.timeout(rpc_timeout.total_seconds())
     try:
-        async with asyncio.timeout(rpc_timeout.total_seconds()):
+        async with scope:
             yield
     except TimeoutError as e:
-        if isinstance(e, E.SpindleError):
-            raise
+        if not scope.expired():
+            raise  # a TimeoutError of the block itself
         raise E.WorkflowUpdateRPCTimeoutOrCancelledError(
             f"update {update_id!r}: no answer within {rpc_timeout.total_seconds():g} s "
             "(the update itself may still complete)") from e
