@@ -1,9 +1,12 @@
 """Spindle SDK: write durable workflows as ``async def`` code.
 
 ``from spindle import Client, Worker, RetryPolicy, workflow, activity`` is the usual
-start; see DESIGN.md section 4. Names are loaded on first use, so importing one
-part of the SDK (for example the deterministic runtime) does not import the
-client and worker, and the modules can import each other without cycles.
+start; see DESIGN.md section 4. ``spindle.client``, ``spindle.common``,
+``spindle.converter``, ``spindle.exceptions`` and ``spindle.worker`` hold the names of
+Temporal's ``temporalio.*`` modules, so Temporal code ports by renaming the package.
+Names are loaded on first use, so importing one part of the SDK (for example the
+deterministic runtime) does not import the client and worker, and the modules can
+import each other without cycles.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from spindle import activity, workflow
+    from spindle import activity, client, common, converter, exceptions, worker, workflow
     from spindle._client import AsyncActivityHandle, Client, WorkflowExecutionDescription, WorkflowHandle
     from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
     from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -58,7 +61,9 @@ _LAZY: dict[str, str] = {
     "ZlibCodec": "spindle._converter",
     "EncryptionCodec": "spindle._converter",
 }
-_SUBMODULES = frozenset({"workflow", "activity"})
+# Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
+# they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.worker``.
+_SUBMODULES = frozenset({"workflow", "activity", "client", "common", "converter", "exceptions", "worker"})
 
 
 def __getattr__(name: str) -> Any:

@@ -13,11 +13,12 @@ import asyncio
 
 import dataclasses
 import datetime
+import functools
 import os
 import socket
 import uuid
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import grpc
@@ -31,6 +32,9 @@ from spindle._converter import DataConverter, PayloadCodec
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._history import History, HistoryEvent
 from spindle._payload_visitor import decode_message, encode_message
+from spindle._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
+from spindle._search_attributes import TypedSearchAttributes, search_attributes_to_payloads, typed_from_payloads
+from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage, send_update
 
 __all__ = [
     "Client",
@@ -40,9 +44,12 @@ __all__ = [
     "PendingChild",
     "NamespaceDescription",
     "AsyncActivityHandle",
+    "WorkflowUpdateHandle",
+    "WorkflowUpdateStage",
 ]
 
 R = TypeVar("R")
+U = TypeVar("U")
 
 _UTC = datetime.timezone.utc
 _EMBEDDED_PREFIX = "embedded:"
@@ -208,6 +215,49 @@ class WorkflowExecutionDescription:
         """Alias of ``id``."""
         return self.id
 
+    def _info(self) -> svc.WorkflowExecutionInfo:
+        raw = self.raw
+        if isinstance(raw, svc.DescribeWorkflowExecutionResponse):
+            return raw.workflow_execution_info
+        if isinstance(raw, svc.WorkflowExecutionInfo):
+            return raw
+        raise ValueError("this description was not made from a server response (no raw message)")
+
+    @functools.cached_property
+    def raw_description(self) -> RawWorkflowDescription:
+        """The describe response in the shape of Temporal's ``DescribeWorkflowExecutionResponse``.
+
+        ``raw_description.pending_activities[0].activity_type.name``,
+        ``raw_description.workflow_execution_info.execution.run_id`` ... (see
+        :mod:`spindle._raw_description`). ``raw`` is Spindle's own message.
+
+        Raises:
+            ValueError: this row came from ``list_workflows`` (use :attr:`raw_info`),
+                which does not carry pending work.
+        """
+        if not isinstance(self.raw, svc.DescribeWorkflowExecutionResponse):
+            raise ValueError("raw_description is only available on handle.describe() results; "
+                             "list_workflows rows have raw_info")
+        return raw_description(self.raw)
+
+    @functools.cached_property
+    def raw_info(self) -> RawWorkflowExecutionInfo:
+        """The execution's info in the shape of Temporal's ``WorkflowExecutionInfo`` (describe and list rows)."""
+        return raw_execution_info(self._info())
+
+    @functools.cached_property
+    def typed_search_attributes(self) -> TypedSearchAttributes:
+        """The search attributes as :class:`~spindle.common.TypedSearchAttributes`.
+
+        A value's type is the one it was set with as a typed attribute; a value set
+        from a plain mapping gets the type its JSON value suggests (str -> Keyword,
+        list of str -> KeywordList, int -> Int, float -> Double, bool -> Bool), so an
+        untyped Text or Datetime value appears as a Keyword string. ``list_workflows``
+        rows carry no type tags, and their Datetime values are Unix milliseconds
+        (they appear as Int).
+        """
+        return typed_from_payloads(self._info().search_attributes.indexed_fields)
+
 
 @dataclasses.dataclass(frozen=True)
 class NamespaceDescription:
@@ -266,7 +316,11 @@ class Client:
         self._stub = stub
         self.namespace = namespace
         self.data_converter = data_converter or DataConverter.default
-        self.codecs: tuple[PayloadCodec, ...] = tuple(codecs)
+        chain = tuple(codecs)
+        if self.data_converter.payload_codec is not None:
+            chain += (self.data_converter.payload_codec,)
+        #: The codec chain every payload goes through: ``codecs``, then ``data_converter.payload_codec``.
+        self.codecs: tuple[PayloadCodec, ...] = chain
         self.identity = identity or _default_identity()
         self._channel = channel
         self._embedded = embedded
@@ -275,37 +329,41 @@ class Client:
     @classmethod
     async def connect(
         cls,
-        target: str,
+        target_host: str,
         *,
         namespace: str = "default",
         data_converter: DataConverter | None = None,
         codecs: Sequence[PayloadCodec] = (),
         identity: str | None = None,
     ) -> Client:
-        """Connect to ``target``.
+        """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
         Args:
-            target: ``"host:port"`` (insecure gRPC) or ``"embedded:PATH"`` for an
+            target_host: ``"host:port"`` (insecure gRPC) or ``"embedded:PATH"`` for an
                 in-process control plane on the SQLite file ``PATH`` (``:memory:``
                 works too); the client owns it and stops it on :meth:`close`.
             namespace: the namespace every call of this client addresses.
-            data_converter: converts values (default: :attr:`DataConverter.default`).
+            data_converter: converts values (default: :attr:`DataConverter.default`). Its
+                ``payload_codec``, if set, is applied after ``codecs``.
             codecs: payload codecs, applied in order on the way out (reverse on the way in).
             identity: names this client (and its workers) in histories.
 
         Raises:
             RPCError: the server cannot be reached (``status="UNAVAILABLE"``).
+            ValueError: ``target_host`` is empty or not a string.
             Exception: the embedded control plane's errors (e.g. the file is locked
                 by another process) propagate unchanged.
         """
-        if target.startswith(_EMBEDDED_PREFIX):
+        if not isinstance(target_host, str) or not target_host:
+            raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
+        if target_host.startswith(_EMBEDDED_PREFIX):
             from spindle.controlplane import embedded
 
-            cp = await embedded.start(target[len(_EMBEDDED_PREFIX):])
+            cp = await embedded.start(target_host[len(_EMBEDDED_PREFIX):])
             return cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
                        identity=identity, embedded=cp)
         channel = grpc.aio.insecure_channel(
-            target,
+            target_host,
             options=[
                 ("grpc.max_receive_message_length", 128 * 1024 * 1024),
                 ("grpc.max_send_message_length", 128 * 1024 * 1024),
@@ -449,7 +507,7 @@ class Client:
         run_timeout: datetime.timedelta | None = None,
         task_timeout: datetime.timedelta | None = None,
         memo: Mapping[str, Any] | None = None,
-        search_attributes: Mapping[str, Any] | None = None,
+        search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
         start_delay: datetime.timedelta | None = None,
         start_signal: Any = None,
         start_signal_args: Sequence[Any] = (),
@@ -474,8 +532,10 @@ class Client:
             execution_timeout / run_timeout / task_timeout: limits of the whole chain
                 of runs, of one run, and of one workflow task.
             memo: non-indexed values shown by ``describe()``.
-            search_attributes: indexed values for ``list_workflows`` queries; the
-                names must be registered in the namespace.
+            search_attributes: indexed values for ``list_workflows`` queries, as a
+                :class:`~spindle.common.TypedSearchAttributes` (values checked against
+                their keys' types here) or a mapping of name to value (a list of str for
+                a KeywordList); the names must be registered in the namespace.
             start_delay: wait this long before the first workflow task.
             start_signal / start_signal_args: signal-with-start: deliver this signal
                 (starting the workflow if it is not running).
@@ -486,7 +546,8 @@ class Client:
             WorkflowAlreadyStartedError: a run with this id exists and the policies forbid another.
             NamespaceNotFoundError: the client's namespace does not exist.
             RPCError: the server refused the request (e.g. an unknown search attribute).
-            TypeError: an argument cannot be converted.
+            TypeError: an argument cannot be converted, or a typed search attribute's
+                value does not fit its key.
             spindle.dsl.DslError: a DSL definition's inputs do not match its declarations
                 (nothing is started).
         """
@@ -512,7 +573,7 @@ class Client:
         )
         for k, v in self._payload_map(memo).items():
             start.memo.fields[k].CopyFrom(v)
-        for k, v in self._payload_map(search_attributes).items():
+        for k, v in search_attributes_to_payloads(search_attributes, conv).items():
             start.search_attributes.indexed_fields[k].CopyFrom(v)
         try:
             if start_signal is not None:
@@ -555,6 +616,20 @@ class Client:
         return WorkflowHandle(self, workflow_id, run_id=run_id, result_run_id=run_id,
                               first_execution_run_id=first_execution_run_id, result_type=result_type,
                               target_run=True)
+
+    def get_workflow_handle_for(self, workflow: Callable[..., Awaitable[U]], workflow_id: str, *,
+                                run_id: str | None = None, first_execution_run_id: str | None = None
+                                ) -> WorkflowHandle[U]:
+        """A handle typed by ``workflow`` (its ``@workflow.run`` method or a decorated function); no RPC is made.
+
+        As :meth:`get_workflow_handle` with ``workflow=``: ``result()`` decodes into the
+        run method's return annotation (Temporal's ``get_workflow_handle_for``).
+
+        Raises:
+            TypeError: ``workflow`` is not a workflow definition.
+        """
+        return self.get_workflow_handle(workflow_id, run_id=run_id, first_execution_run_id=first_execution_run_id,
+                                        workflow=workflow)
 
     async def list_workflows(self, query: str = "", *, page_size: int = 1000
                              ) -> AsyncIterator[WorkflowExecutionDescription]:
@@ -919,10 +994,14 @@ class WorkflowHandle(Generic[R]):
                      timeout: datetime.timedelta | None = None) -> Any:
         """Run an update (a ``@workflow.update`` method or its name) and return its result.
 
+        One call: the server waits up to ``timeout`` (default 60 s) for the outcome.
+        :meth:`execute_update` (Temporal's name) waits as long as the update takes.
+
         Raises:
-            UpdateFailedError: the validator rejected it or the handler raised (``cause``
-                says why).
+            WorkflowUpdateFailedError: the validator rejected it or the handler raised
+                (``cause`` says why). (``UpdateFailedError`` is the same class.)
             WorkflowNotFoundError: no running execution.
+            RPCError: ``status="DEADLINE_EXCEEDED"`` when there is no outcome within ``timeout``.
         """
         name, hint = _handler(update, _UPDATE_ATTR)
         client = self._client
@@ -935,10 +1014,92 @@ class WorkflowHandle(Generic[R]):
         resp = await client._rpc("UpdateWorkflowExecution", req)
         await client._decode(resp)
         if resp.WhichOneof("outcome") == "failure":
-            cause = client.data_converter.from_failure(resp.failure)
-            raise E.UpdateFailedError(f"update {name!r} failed: {resp.failure.message}", cause=cause)
+            raise E.WorkflowUpdateFailedError(client.data_converter.from_failure(resp.failure), update_name=name)
         values = client.data_converter.from_payloads(resp.success, [result_type or hint])
         return values[0] if values else None
+
+    def _update_request(self, update: Any, positional: Sequence[Any], args: Sequence[Any], id: str | None
+                        ) -> tuple[svc.UpdateWorkflowExecutionRequest, Any]:
+        if positional and args:
+            raise ValueError("pass the update's arguments either positionally or as args=[...], not both")
+        if isinstance(args, (str, bytes)):
+            raise TypeError("args must be a sequence of arguments, not a str")
+        name, hint = _handler(update, _UPDATE_ATTR)
+        client = self._client
+        req = svc.UpdateWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(),
+            request=pb.UpdateRequest(update_id=id or str(uuid.uuid4()), name=name,
+                                     input=client.data_converter.to_payloads(list(positional or args)),
+                                     identity=client.identity))
+        return req, hint
+
+    async def execute_update(self, update: Any, *positional: Any, args: Sequence[Any] = (), id: str | None = None,
+                             result_type: Any = None, rpc_timeout: datetime.timedelta | None = None) -> Any:
+        """Send an update and wait for its result (Temporal's ``execute_update``).
+
+        ``update`` is a ``@workflow.update`` method or its name; its arguments are given
+        positionally (``execute_update(W.set_stage, "x")``) or as ``args=[...]``. ``id``
+        is the update id (default: a new UUID); the server runs an update id once, so
+        sending the same id again returns the same outcome. Waits as long as the update
+        takes (unless ``rpc_timeout``), logging a warning each minute without an answer.
+
+        Raises:
+            WorkflowUpdateFailedError: the validator rejected the update or its handler
+                raised; ``cause`` is the error (usually an ``ApplicationError``).
+            WorkflowUpdateRPCTimeoutOrCancelledError: ``rpc_timeout`` passed first.
+            WorkflowNotFoundError: no such execution.
+            RPCError: the server refused the request (e.g. the run is closed).
+            ValueError: arguments given both positionally and as ``args``.
+        """
+        h = await self.start_update(update, *positional, args=args, id=id, result_type=result_type,
+                                    wait_for_stage=WorkflowUpdateStage.COMPLETED, rpc_timeout=rpc_timeout)
+        return await h.result()
+
+    async def start_update(self, update: Any, *positional: Any, wait_for_stage: WorkflowUpdateStage,
+                           args: Sequence[Any] = (), id: str | None = None, result_type: Any = None,
+                           rpc_timeout: datetime.timedelta | None = None) -> WorkflowUpdateHandle[Any]:
+        """Send an update and return its handle once it reached ``wait_for_stage`` (Temporal's ``start_update``).
+
+        ``WorkflowUpdateStage.ACCEPTED``: returns when the workflow accepted the update
+        (its validator passed and the acceptance is in the history) while the handler
+        may still run; ``await handle.result()`` waits for the outcome. If the update
+        completes or is rejected before acceptance is seen, the handle already knows
+        the outcome (``result()`` returns it or raises ``WorkflowUpdateFailedError``).
+        ``COMPLETED``: returns when the outcome is known. Arguments as :meth:`execute_update`.
+
+        Raises:
+            ValueError: ``wait_for_stage`` is ``ADMITTED`` (not supported), or arguments
+                given both positionally and as ``args``.
+            WorkflowUpdateRPCTimeoutOrCancelledError: ``rpc_timeout`` passed first.
+            WorkflowNotFoundError: no such execution.
+            RPCError: the server refused the request (e.g. the run is closed).
+        """
+        req, hint = self._update_request(update, positional, args, id)
+        return await send_update(self._client, req, stage=wait_for_stage, result_type=result_type or hint,
+                                 rpc_timeout=rpc_timeout)
+
+    def get_update_handle(self, id: str, *, workflow_run_id: str | None = None, result_type: Any = None
+                          ) -> WorkflowUpdateHandle[Any]:
+        """A handle to the update ``id`` of this workflow (no RPC is made).
+
+        ``result()`` reads the outcome from the run's history (``workflow_run_id``, else
+        this handle's ``run_id``, else the current run), waiting while the update is
+        accepted but not completed.
+        """
+        return WorkflowUpdateHandle(self._client, id, self.id, workflow_run_id=workflow_run_id or self.run_id,
+                                    result_type=result_type)
+
+    def get_update_handle_for(self, update: Callable[..., Awaitable[U]] | Callable[..., U], id: str, *,
+                              workflow_run_id: str | None = None) -> WorkflowUpdateHandle[U]:
+        """:meth:`get_update_handle` typed by the ``@workflow.update`` method (its return annotation decodes the result).
+
+        Raises:
+            TypeError: ``update`` is not an update method.
+        """
+        name, hint = _handler(update, _UPDATE_ATTR)
+        h: WorkflowUpdateHandle[U] = self.get_update_handle(id, workflow_run_id=workflow_run_id, result_type=hint)
+        h._name = name
+        return h
 
     async def cancel(self, reason: str = "") -> None:
         """Request cancellation: the workflow sees ``asyncio.CancelledError`` and may clean up.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import dataclasses
 import datetime
 import decimal
 import inspect
@@ -77,6 +78,7 @@ def _type_name(value: Any) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+@dataclasses.dataclass(frozen=True)
 class DataConverter:
     """Converts values to and from payloads, and exceptions to and from failures.
 
@@ -93,15 +95,39 @@ class DataConverter:
         conv.register_structure_hook(Money, ...)
         client = await Client.connect(..., data_converter=DataConverter(cattrs_converter=conv))
 
-    Instances are immutable after construction and safe to share between threads.
+    ``payload_codec`` is Temporal's way to add a codec: a client connected with
+    ``data_converter=dataclasses.replace(converter.default(), payload_codec=MyCodec())``
+    (and its workers) run every payload through it, after the client's ``codecs``.
+    The converter itself never calls the codec (conversion stays synchronous and
+    pure, so the deterministic workflow runtime can use it).
+
+    Instances are immutable (a frozen dataclass: derive variants with
+    ``dataclasses.replace``) and safe to share between threads.
     """
+
+    #: The cattrs converter that (un)structures values; ``None`` makes a default one.
+    cattrs_converter: cattrs.Converter | None = None
+    #: A codec the client and worker apply to every payload (Temporal's ``DataConverter.payload_codec``).
+    payload_codec: PayloadCodec | None = None
 
     default: ClassVar[DataConverter]
 
-    def __init__(self, *, cattrs_converter: cattrs.Converter | None = None) -> None:
-        self.cattrs: cattrs.Converter = cattrs_converter or _make_cattrs_converter()
-        self._dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
-        self._null_metadata = {"encoding": ENCODING_NULL}
+    def __post_init__(self) -> None:
+        if self.cattrs_converter is None:
+            # keep the one we make in the field, so dataclasses.replace() shares it
+            object.__setattr__(self, "cattrs_converter", _make_cattrs_converter())
+        if self.payload_codec is not None and not isinstance(self.payload_codec, PayloadCodec):
+            raise TypeError(f"DataConverter.payload_codec must be a PayloadCodec, got {type(self.payload_codec).__name__}")
+        object.__setattr__(self, "_cattrs", self.cattrs_converter)
+        object.__setattr__(self, "_dumps",
+                           json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode)
+        object.__setattr__(self, "_null_metadata", {"encoding": ENCODING_NULL})
+
+    @property
+    def cattrs(self) -> cattrs.Converter:
+        """The cattrs converter in use (``cattrs_converter``, or the default one made for this instance)."""
+        conv: cattrs.Converter = self._cattrs  # type: ignore[attr-defined]  # set in __post_init__
+        return conv
 
     # ------------------------------------------------------------------ payloads
 
@@ -121,7 +147,7 @@ class DataConverter:
             obj = value
         else:
             try:
-                obj = self.cattrs.unstructure(value)
+                obj = self._cattrs.unstructure(value)  # type: ignore[attr-defined]
             except Exception as e:  # cattrs raises many kinds; report them uniformly
                 raise TypeError(f"cannot convert a value of type {_type_name(value)} to a payload: {e}") from e
         try:
@@ -157,7 +183,7 @@ class DataConverter:
             if type_hint in _PRIMITIVES and type(obj) is type_hint:
                 return obj
             try:
-                return self.cattrs.structure(obj, type_hint)
+                return self._cattrs.structure(obj, type_hint)  # type: ignore[attr-defined]
             except Exception as e:
                 detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
                 raise ValueError(f"cannot convert payload to {_hint_name(type_hint)}: {detail}") from e
@@ -373,6 +399,10 @@ class DataConverter:
             result.initiated_event_id = c.initiated_event_id  # type: ignore[attr-defined]
             result.started_event_id = c.started_event_id  # type: ignore[attr-defined]
         result.stack_trace = f.stack_trace
+        if isinstance(result, E.FailureError):
+            own = pb.Failure()
+            own.CopyFrom(f)
+            result._failure = own
         return result
 
 

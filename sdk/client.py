@@ -1,4 +1,9 @@
-"""Public client API: :class:`Client`, :class:`WorkflowHandle` and what they return."""
+"""Public client API: :class:`Client`, :class:`WorkflowHandle` and what they return.
+
+Names match Temporal's ``temporalio.client`` where Spindle has the same thing, so
+``from spindle.client import Client, WorkflowFailureError, WorkflowUpdateStage``
+works as it does there.
+"""
 
 from spindle._client import (
     AsyncActivityHandle,
@@ -10,16 +15,33 @@ from spindle._client import (
     WorkflowHandle,
 )
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle._raw_description import PendingActivityState
+from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle.exceptions import (
+    RPCError,
+    WorkflowContinuedAsNewError,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 
 __all__ = [
     "Client",
     "WorkflowHandle",
     "WorkflowExecutionDescription",
     "PendingActivity",
+    "PendingActivityState",
     "PendingChild",
     "NamespaceDescription",
     "AsyncActivityHandle",
     "WorkflowIDReusePolicy",
     "WorkflowIDConflictPolicy",
     "WorkflowExecutionStatus",
+    "WorkflowUpdateHandle",
+    "WorkflowUpdateStage",
+    "WorkflowFailureError",
+    "WorkflowUpdateFailedError",
+    "WorkflowUpdateRPCTimeoutOrCancelledError",
+    "WorkflowContinuedAsNewError",
+    "RPCError",
 ]

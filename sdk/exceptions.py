@@ -11,7 +11,10 @@ from __future__ import annotations
 import builtins
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - the wire types, for annotations only
+    from spindle.controlplane.api import messages_pb2 as pb
 
 __all__ = [
     "SpindleError",
@@ -31,7 +34,9 @@ __all__ = [
     "NamespaceNotFoundError",
     "NonDeterminismError",
     "QueryFailedError",
+    "WorkflowUpdateFailedError",
     "UpdateFailedError",
+    "WorkflowUpdateRPCTimeoutOrCancelledError",
     "RPCError",
     "WorkflowContextError",
 ]
@@ -54,6 +59,7 @@ class FailureError(SpindleError):
         #: For an error rebuilt from a ``Failure``: the stack trace where it was raised remotely.
         self.stack_trace: str = ""
         self._cause = cause
+        self._failure: pb.Failure | None = None
         if cause is not None:
             self.__cause__ = cause
 
@@ -61,6 +67,17 @@ class FailureError(SpindleError):
     def cause(self) -> BaseException | None:
         """The error that caused this one, or ``None``."""
         return self._cause if self._cause is not None else self.__cause__
+
+    @property
+    def failure(self) -> pb.Failure | None:
+        """The ``spindle.v1.Failure`` this error was rebuilt from (Temporal's ``FailureError.failure``).
+
+        Set for errors that crossed the wire (decoded by ``DataConverter.from_failure``:
+        what ``handle.result()``, an activity or a child workflow raise), with its
+        ``cause`` chain; ``None`` for an error raised locally. The message is a copy:
+        changing it changes nothing else.
+        """
+        return self._failure
 
 
 class ApplicationError(FailureError):
@@ -259,15 +276,50 @@ class QueryFailedError(SpindleError):
         self.message = message
 
 
-class UpdateFailedError(SpindleError):
-    """An update was rejected by its validator or its handler raised; ``cause`` says why."""
+class WorkflowUpdateFailedError(SpindleError):
+    """An update was rejected by its validator or its handler raised (Temporal's name).
 
-    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+    ``cause`` is the error the validator or handler raised (usually an
+    :class:`ApplicationError`; a :class:`CancelledError` when the handler was
+    cancelled, or a server failure when the run closed before the update completed).
+
+    Args:
+        cause: why the update failed.
+        update_name: the update's name, for the message (optional).
+    """
+
+    def __init__(self, cause: BaseException, *, update_name: str | None = None) -> None:
+        what = f"update {update_name!r}" if update_name else "workflow update"
+        detail = cause.message if isinstance(cause, FailureError) else str(cause)
+        message = f"{what} failed: {detail}" if detail else f"{what} failed"
         super().__init__(message)
         self.message = message
-        self.cause = cause
-        if cause is not None:
-            self.__cause__ = cause
+        self.update_name = update_name
+        self.__cause__ = cause
+
+    @property
+    def cause(self) -> BaseException:
+        """The error the validator or handler raised."""
+        assert self.__cause__ is not None
+        return self.__cause__
+
+
+#: The earlier Spindle name of :class:`WorkflowUpdateFailedError` (the same class).
+UpdateFailedError = WorkflowUpdateFailedError
+
+
+class WorkflowUpdateRPCTimeoutOrCancelledError(RPCError):
+    """Waiting for an update gave up because its ``rpc_timeout`` passed (Temporal's name).
+
+    Only the *waiting* stopped; the update itself may still be accepted and complete
+    (``handle.get_update_handle(id).result()`` asks again). ``status`` is
+    ``"DEADLINE_EXCEEDED"``. (Cancelling the waiting task raises
+    ``asyncio.CancelledError`` as usual, not this error.)
+    """
+
+    def __init__(self, message: str = "timeout or cancellation waiting for update", *,
+                 status: str = "DEADLINE_EXCEEDED") -> None:
+        super().__init__(message, status=status)
 
 
 class NonDeterminismError(SpindleError):

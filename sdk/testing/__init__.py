@@ -9,6 +9,11 @@ async with await WorkflowEnvironment.start_time_skipping() as env:
 await Replayer(workflows=[W]).replay_workflow(history)   # raises NonDeterminismError
 ```
 
+``WorkflowEnvironment.start_local()`` runs the same in-process control plane on the real
+clock (it accepts Temporal's dev-server options and ignores them), and
+``WorkflowEnvironment.from_client(client)`` wraps a client of a running server, so a
+Temporal ``conftest.py`` ports by renaming the package.
+
 The pytest plugin (``spindle.testing.pytest_plugin``, registered as entry point
 ``spindle``) provides the ``spindle_env`` and ``spindle_client`` fixtures.
 """
