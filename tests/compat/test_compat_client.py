@@ -41,6 +41,7 @@ from spindle.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
+from spindle.api.common.v1 import Payload
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import DataConverter, PayloadCodec
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowAlreadyStartedError
@@ -163,20 +164,21 @@ class TaggingWorkflow:
 
 
 class ReversingCodec(PayloadCodec):
-    """A Temporal-style codec: wraps each serialised payload, reversed, under its own encoding."""
+    """A Temporal-style codec (``Payload`` from ``spindle.api.common.v1``, as the encryption sample imports it):
+    wraps each serialised payload, reversed, under its own encoding."""
 
     ENCODING = b"binary/reversed"
 
-    async def encode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
-        return [pb.Payload(metadata={"encoding": self.ENCODING}, data=p.SerializeToString()[::-1]) for p in payloads]
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [Payload(metadata={"encoding": self.ENCODING}, data=p.SerializeToString()[::-1]) for p in payloads]
 
-    async def decode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
         out = []
         for p in payloads:
             if p.metadata.get("encoding") != self.ENCODING:
                 out.append(p)
                 continue
-            out.append(pb.Payload.FromString(p.data[::-1]))
+            out.append(Payload.FromString(p.data[::-1]))
         return out
 
 

@@ -1,0 +1,1 @@
+"""Common wire messages (see :mod:`spindle.api.common.v1`)."""
