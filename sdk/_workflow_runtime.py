@@ -33,7 +33,7 @@ from spindle._statemachines.markers import (
 )
 from spindle._statemachines.timer import TimerMachine
 from spindle._workflow_defn import handler_name
-from spindle._workflow_info import WorkflowInfo
+from spindle._workflow_info import CURRENT_UPDATE, WorkflowInfo
 from spindle._workflow_loop import DurableTimerHandle, WorkflowEventLoop
 
 __all__ = ["RuntimeServices", "DEFAULT_VERSION", "ContinueAsNewError"]
@@ -129,9 +129,33 @@ class RuntimeServices:
         if self._info is None:
             raise WorkflowContextError("the workflow has not started yet")
         return dataclasses.replace(self._info, is_replaying=self._replaying,
-                                   history_length=self._current_task_event_id,
                                    search_attributes=dict(self._search_attributes),
-                                   suggest_continue_as_new=self._suggest_can)
+                                   _history_length=self._current_task_event_id,
+                                   _continue_as_new_suggested=self._suggest_can)
+
+    @property
+    def current_history_length(self) -> int:
+        """The id of the current ``WorkflowTaskStarted`` event (events in history so far)."""
+        return self._current_task_event_id
+
+    @property
+    def continue_as_new_suggested(self) -> bool:
+        """The server's continue-as-new suggestion on the current workflow task."""
+        return self._suggest_can
+
+    def logger_details(self) -> dict[str, Any]:
+        """What ``workflow.logger`` adds to records: the run's identity (and the update being handled)."""
+        if self._info is None:
+            raise WorkflowContextError("the workflow has not started yet")
+        i = self._info
+        details: dict[str, Any] = {"attempt": i.attempt, "namespace": i.namespace, "run_id": i.run_id,
+                                   "task_queue": i.task_queue, "workflow_id": i.workflow_id,
+                                   "workflow_type": i.workflow_type}
+        update = CURRENT_UPDATE.get()
+        if update is not None:
+            details["update_id"] = update.id
+            details["update_name"] = update.name
+        return details
 
     def now(self) -> datetime:
         """Workflow time: the start time of the current workflow task (aware, UTC)."""
