@@ -22,7 +22,7 @@ from typing import Any, NoReturn, TypeVar, cast
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import TimeoutError, WorkflowContextError
 from spindle._retry_policy import RetryPolicy
-from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle
 from spindle._workflow_context import instance as _instance, maybe_instance as _maybe_instance
 from spindle._workflow_defn import WorkflowDefinition, handler_name
@@ -251,10 +251,14 @@ def _schedule_activity(
     start_to_close_timeout: timedelta | None, schedule_to_close_timeout: timedelta | None,
     schedule_to_start_timeout: timedelta | None, heartbeat_timeout: timedelta | None,
     retry_policy: RetryPolicy | None, task_queue: str | None, activity_id: str | None, result_type: Any,
+    cancellation_type: ActivityCancellationType,
 ) -> ActivityHandle[Any]:
     inst = _instance(api)
     if start_to_close_timeout is None and schedule_to_close_timeout is None:
         raise ValueError(f"{api} needs start_to_close_timeout or schedule_to_close_timeout (or both)")
+    if not isinstance(cancellation_type, ActivityCancellationType):
+        raise TypeError(f"{api}: cancellation_type must be a workflow.ActivityCancellationType, "
+                        f"got {cancellation_type!r}")
     name, hint = _activity_type(activity)
     attrs = pb.ScheduleActivityTaskCommandAttributes(
         activity_id=activity_id or "", activity_type=name, task_queue=task_queue or "",
@@ -266,7 +270,7 @@ def _schedule_activity(
     )
     if retry_policy is not None:
         attrs.retry_policy.CopyFrom(retry_policy.to_proto())
-    return inst.schedule_activity(attrs, result_type if result_type is not None else hint).handle
+    return inst.schedule_activity(attrs, result_type if result_type is not None else hint, cancellation_type).handle
 
 
 def start_activity(
@@ -281,6 +285,7 @@ def start_activity(
     task_queue: str | None = None,
     activity_id: str | None = None,
     result_type: Any = None,
+    cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
 ) -> ActivityHandle[Any]:
     """Schedule an activity and return its awaitable, cancellable handle.
 
@@ -290,18 +295,22 @@ def start_activity(
     several arguments). Activity ids are ``"1"``, ``"2"``, ... in scheduling order
     unless ``activity_id`` is given. The result is decoded by the activity's return
     hint (or ``result_type``). ``task_queue`` defaults to the workflow's.
+    ``cancellation_type`` says what cancelling the handle does (see
+    :class:`ActivityCancellationType`; TRY_CANCEL by default).
 
     Raises:
         ValueError: neither ``start_to_close_timeout`` nor ``schedule_to_close_timeout``
             is set, or arguments were given both positionally and as ``args``.
-        TypeError: ``args`` is not a list or tuple.
+        TypeError: ``args`` is not a list or tuple, or ``cancellation_type`` is not an
+            :class:`ActivityCancellationType`.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
     return _schedule_activity(
         "start_activity", activity, _arguments("start_activity", arg_values, args),
         start_to_close_timeout=start_to_close_timeout, schedule_to_close_timeout=schedule_to_close_timeout,
         schedule_to_start_timeout=schedule_to_start_timeout, heartbeat_timeout=heartbeat_timeout,
-        retry_policy=retry_policy, task_queue=task_queue, activity_id=activity_id, result_type=result_type)
+        retry_policy=retry_policy, task_queue=task_queue, activity_id=activity_id, result_type=result_type,
+        cancellation_type=cancellation_type)
 
 
 async def execute_activity(activity: Callable[..., Any] | str, *arg_values: Any, **options: Any) -> Any:
@@ -340,6 +349,7 @@ def start_local_activity(
     schedule_to_start_timeout: timedelta | None = None,
     retry_policy: RetryPolicy | None = None,
     local_retry_threshold: timedelta | None = None,
+    cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
     activity_id: str | None = None,
     result_type: Any = None,
     summary: str | None = None,
@@ -358,8 +368,8 @@ def start_local_activity(
 
     Options as in ``temporalio``: ``start_to_close_timeout``,
     ``schedule_to_close_timeout``, ``schedule_to_start_timeout``, ``retry_policy``,
-    ``activity_id``, ``result_type`` and the arguments (positional or ``args=[...]``)
-    mean what they mean for :func:`start_activity`. Accepted and ignored:
+    ``cancellation_type``, ``activity_id``, ``result_type`` and the arguments
+    (positional or ``args=[...]``) mean what they mean for :func:`start_activity`. Accepted and ignored:
     ``local_retry_threshold`` (there is no local retry loop: every retry goes
     through the server, as if the threshold were zero) and ``summary`` (Spindle has
     no UI summary).
@@ -367,7 +377,7 @@ def start_local_activity(
     Raises:
         ValueError: neither ``start_to_close_timeout`` nor ``schedule_to_close_timeout``
             is set, arguments given both ways, or a negative ``local_retry_threshold``.
-        TypeError: ``args`` is not a list or tuple.
+        TypeError: ``args`` is not a list or tuple, or a bad ``cancellation_type``.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
     if local_retry_threshold is not None and local_retry_threshold < timedelta(0):
@@ -376,7 +386,7 @@ def start_local_activity(
         "start_local_activity", activity, _arguments("start_local_activity", arg_values, args),
         start_to_close_timeout=start_to_close_timeout, schedule_to_close_timeout=schedule_to_close_timeout,
         schedule_to_start_timeout=schedule_to_start_timeout, heartbeat_timeout=None, retry_policy=retry_policy,
-        task_queue=None, activity_id=activity_id, result_type=result_type)
+        task_queue=None, activity_id=activity_id, result_type=result_type, cancellation_type=cancellation_type)
 
 
 async def execute_local_activity(activity: Callable[..., Any] | str, *arg_values: Any, **options: Any) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import NonDeterminismError, WorkflowContextError
 from spindle._statemachines._command import CommandEntry
-from spindle._statemachines.activity import ActivityMachine
+from spindle._statemachines.activity import ActivityCancellationType, ActivityMachine
 from spindle._statemachines.child_workflow import ChildWorkflowMachine
 from spindle._statemachines.external import ExternalRequestMachine
 from spindle._statemachines.markers import (
@@ -199,7 +199,9 @@ class RuntimeServices:
 
     # ------------------------------------------------------------------ activities
 
-    def schedule_activity(self, attrs: pb.ScheduleActivityTaskCommandAttributes, result_type: Any) -> ActivityMachine:
+    def schedule_activity(self, attrs: pb.ScheduleActivityTaskCommandAttributes, result_type: Any,
+                          cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
+                          ) -> ActivityMachine:
         """Issue SCHEDULE_ACTIVITY_TASK; assigns the next sequential activity id when none is given."""
         self.require_commands_allowed("workflow.start_activity")
         seq = self.next_seq("activity")
@@ -210,6 +212,7 @@ class RuntimeServices:
             decode_result=lambda p: self._decode_single(p, result_type),
             decode_failure=self._converter.from_failure,
             on_scheduled=self._by_event_id.__setitem__,
+            cancellation_type=cancellation_type,
         )
 
     def _decode_single(self, payloads: pb.Payloads, type_hint: Any) -> Any:

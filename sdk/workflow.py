@@ -9,7 +9,7 @@ Names follow ``temporalio.workflow``; Spindle has no import sandbox (see
 from __future__ import annotations
 
 from spindle._retry_policy import RetryPolicy
-from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle
 from spindle._workflow_api import (
     DEFAULT_VERSION,
@@ -53,6 +53,7 @@ from spindle._workflow_runtime import ContinueAsNewError
 from spindle._workflow_unsafe import unsafe
 
 __all__ = [
+    "ActivityCancellationType",
     "ActivityHandle",
     "ChildWorkflowHandle",
     "ContinueAsNewError",

@@ -23,6 +23,7 @@ import pytest
 from spindle import activity, workflow
 from spindle.client import Client
 from spindle.controlplane.config import ServerConfig
+from spindle.exceptions import ActivityError
 from spindle.testing import Replayer, WorkflowEnvironment
 from spindle.worker import Worker
 
@@ -224,6 +225,64 @@ async def test_wait_and_as_completed(env: WorkflowEnvironment) -> None:
         history = await handle.fetch_history()
     assert result == {"done": ["c", "a", "b"], "pending": [], "completed": ["A", "B", "C"]}
     await Replayer(workflows=[FanOutWorkflow]).replay_workflow(history)
+
+
+# ---------------------------------------------------------------------- activity cancellation types
+
+
+class ActivityWaitCancelNotify:
+    def __init__(self) -> None:
+        self.cleaned_up = asyncio.Event()
+
+    @activity.defn
+    async def wait_cancel(self) -> str:
+        try:
+            for _ in range(400):  # at most ~20 s, then give up
+                await asyncio.sleep(0.05)
+                activity.heartbeat()
+            return "never cancelled"
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.1)  # cleanup takes a while
+            self.cleaned_up.set()
+            raise
+
+
+@workflow.defn
+class CancelActivityWorkflow:
+    @workflow.run
+    async def run(self, cancellation_type: str) -> str:
+        handle = workflow.start_activity_method(
+            ActivityWaitCancelNotify.wait_cancel,
+            start_to_close_timeout=timedelta(minutes=1),
+            heartbeat_timeout=timedelta(seconds=1),
+            cancellation_type=workflow.ActivityCancellationType[cancellation_type],
+        )
+        await workflow.sleep(0.1)
+        try:
+            handle.cancel()
+            return await handle
+        except ActivityError as err:
+            return f"Error: {err.cause.__class__.__name__}"
+
+
+@pytest.mark.timeout(60)
+async def test_activity_cancellation_types() -> None:
+    async with await WorkflowEnvironment.start_local() as env:
+        for cancellation_type in ("WAIT_CANCELLATION_COMPLETED", "ABANDON"):
+            activity_inst = ActivityWaitCancelNotify()
+            task_queue = new_queue()
+            async with Worker(env.client, task_queue=task_queue, workflows=[CancelActivityWorkflow],
+                              activities=[activity_inst.wait_cancel], graceful_shutdown_timeout=timedelta(0)):
+                handle = await env.client.start_workflow(CancelActivityWorkflow.run, cancellation_type,
+                                                         id=f"wf-{uuid.uuid4()}", task_queue=task_queue)
+                assert await handle.result() == "Error: CancelledError"
+                events = [e.event_type for e in (await handle.fetch_history()).events]
+                if cancellation_type == "WAIT_CANCELLATION_COMPLETED":
+                    # the workflow went on only once the activity had cleaned up and reported it
+                    assert activity_inst.cleaned_up.is_set() and "ActivityTaskCanceled" in events
+                else:
+                    # abandoned: no cancel request, the activity still runs
+                    assert "ActivityTaskCancelRequested" not in events and not activity_inst.cleaned_up.is_set()
 
 
 # ---------------------------------------------------------------------- logger, unsafe, info

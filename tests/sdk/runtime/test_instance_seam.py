@@ -79,7 +79,7 @@ def test_retry_policy_validates_and_converts() -> None:
 
 def test_workflow_module_exports() -> None:
     assert sorted(spindle.workflow.__all__) == [
-        "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
+        "ActivityCancellationType", "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
         "LoggerAdapter", "ParentInfo", "RetryPolicy", "UpdateInfo", "WorkflowDefinition", "WorkflowInfo",
         "all_handlers_finished", "as_completed", "continue_as_new", "current_update_info", "defn",
         "deprecate_patch", "execute_activity", "execute_activity_method", "execute_child_workflow",
