@@ -29,11 +29,13 @@ What is not flagged, because it is deterministic or recorded:
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import gc
 import inspect
 import textwrap
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from spindle._workflow_defn import WorkflowDefinition
@@ -140,6 +142,30 @@ class _Imports(ast.NodeVisitor):
             self.names[a.asname or a.name] = f"{node.module}.{a.name}"
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the garbage collector while source is parsed.
+
+    CPython 3.11 tracks the AST builder's recursion depth in global state (gh-106905): a
+    finalizer that runs during a parse and parses too (logging a never-retrieved
+    exception formats a traceback, which parses source lines to place its carets) makes
+    the outer parse fail with ``SystemError: AST constructor recursion depth mismatch``.
+    ``inspect.getsource`` parses as well, so the whole source gathering runs paused.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(source: str, mode: str = "exec") -> Any:
+    with _gc_paused():
+        return ast.parse(source, mode=mode)
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -220,7 +246,7 @@ class _Checker(ast.NodeVisitor):
             return False
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
-                annotation = ast.parse(annotation.value, mode="eval").body
+                annotation = _parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return False
         dotted = _dotted(annotation)
@@ -372,7 +398,7 @@ def _side_effect_only_defs(body: list[ast.stmt], checker: _Checker) -> set[str]:
 
 def _imports_of(source: str, module_source: str | None) -> dict[str, str]:
     imports = _Imports()
-    imports.visit(ast.parse(module_source if module_source is not None else source))
+    imports.visit(_parse(module_source if module_source is not None else source))
     return imports.names
 
 
@@ -383,7 +409,7 @@ def check_source(source: str, *, filename: str = "<workflow>", module_source: st
     Imports are resolved from ``module_source`` (or the snippet). Unlike
     :func:`check_workflow`, nothing is left out for being unreachable.
     """
-    tree = ast.parse(textwrap.dedent(source))
+    tree = _parse(textwrap.dedent(source))
     imports = _imports_of(source, module_source)
     extra = _Imports()
     extra.visit(tree)
@@ -439,14 +465,15 @@ def check_workflow(defn: Any) -> list[Finding]:
     d = WorkflowDefinition.from_target(defn)
     target = d.cls if d.cls is not None else d.run.fn
     try:
-        lines, start = inspect.getsourcelines(target)
-        filename = inspect.getsourcefile(target) or "<unknown>"
-        module = inspect.getmodule(target)
-        module_source = inspect.getsource(module) if module is not None else None
+        with _gc_paused():
+            lines, start = inspect.getsourcelines(target)
+            filename = inspect.getsourcefile(target) or "<unknown>"
+            module = inspect.getmodule(target)
+            module_source = inspect.getsource(module) if module is not None else None
     except (OSError, TypeError):
         return []
     source = "".join(lines)
-    tree = ast.parse(textwrap.dedent(source))
+    tree = _parse(textwrap.dedent(source))
     imports = _imports_of(source, module_source)
     extra = _Imports()
     extra.visit(tree)

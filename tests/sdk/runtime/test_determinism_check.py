@@ -6,8 +6,10 @@ as it does for user code. The older catches are in test_definitions_guards.py.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import functools
+import gc
 import http
 import http.client
 import pathlib
@@ -260,3 +262,23 @@ class W:
         return workflow.side_effect(lambda: time.time())
 '''
     assert [(f.line, f.call) for f in check_source(src)] == [(8, "time.time()")]
+
+
+class _ParsesWhenCollected:
+    def __del__(self) -> None:
+        ast.parse("a + b")  # as traceback formatting does when a finalizer logs an exception
+
+
+def test_a_parse_in_a_finalizer_does_not_break_the_check() -> None:
+    # CPython 3.11 (gh-106905): a nested parse from a GC finalizer made the outer one raise SystemError
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        for _ in range(5):
+            for _ in range(50):
+                cycle = _ParsesWhenCollected()
+                cycle.self = cycle  # type: ignore[attr-defined]
+            del cycle
+            assert check_workflow(ReachableHelpersWorkflow) != []
+    finally:
+        gc.set_threshold(*threshold)
