@@ -10,24 +10,24 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import logging
 import random as _random
 import typing
 import weakref
 import uuid as _uuid
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NoReturn, TypeVar, cast
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import TimeoutError, WorkflowContextError
 from spindle._retry_policy import RetryPolicy
-from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle
+from spindle._workflow_context import instance as _instance, maybe_instance as _maybe_instance
 from spindle._workflow_defn import WorkflowDefinition, handler_name
-from spindle._workflow_info import WorkflowInfo
-from spindle._workflow_loop import WorkflowEventLoop
+from spindle._workflow_logger import logger
+from spindle._workflow_info import WorkflowInfo, current_update_info
 from spindle._workflow_runtime import DEFAULT_VERSION, ContinueAsNewError
 
 if typing.TYPE_CHECKING:
@@ -35,28 +35,15 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_VERSION", "in_workflow", "info", "now", "random", "uuid4", "sleep", "wait_condition",
-    "wait_for_signal", "set_signal_handler", "execute_activity", "start_activity", "execute_child_workflow",
-    "start_child_workflow", "side_effect", "record_marker", "get_version", "patched", "deprecate_patch", "continue_as_new",
-    "upsert_search_attributes", "get_external_workflow_handle", "ExternalWorkflowHandle", "logger",
+    "wait_for_signal", "set_signal_handler", "all_handlers_finished", "current_update_info",
+    "execute_activity", "start_activity", "execute_activity_method", "start_activity_method",
+    "execute_local_activity", "start_local_activity", "execute_local_activity_method", "start_local_activity_method",
+    "execute_child_workflow", "start_child_workflow", "side_effect", "record_marker", "get_version", "patched",
+    "deprecate_patch", "continue_as_new", "upsert_search_attributes", "get_external_workflow_handle",
+    "ExternalWorkflowHandle", "logger",
 ]
 
 T = TypeVar("T")
-
-
-def _maybe_instance() -> WorkflowInstance | None:
-    loop = asyncio.events._get_running_loop()
-    if isinstance(loop, WorkflowEventLoop):
-        return loop.instance
-    return None
-
-
-def _instance(api: str) -> WorkflowInstance:
-    inst = _maybe_instance()
-    if inst is None:
-        raise WorkflowContextError(
-            f"workflow.{api}() can only be called from workflow code (a @workflow.defn run method, signal, "
-            "query or update handler running on a worker)")
-    return inst
 
 
 def _seconds(value: float | timedelta | None, what: str) -> float | None:
@@ -200,6 +187,21 @@ def set_signal_handler(name: str, handler: Callable[..., Any] | None) -> None:
     _instance("set_signal_handler").set_signal_handler(name, handler)
 
 
+def all_handlers_finished() -> bool:
+    """Whether no signal or update handler of this workflow is still running.
+
+    Async handlers run as tasks of their own and may still be waiting (on an
+    activity, a timer) when the run method is ready to return or continue as new,
+    which would cut them short (an update's caller would get no result). Wait for
+    them first: ``await workflow.wait_condition(workflow.all_handlers_finished)``.
+    Synchronous handlers finish as they are delivered and never count.
+
+    Raises:
+        WorkflowContextError: called outside a workflow.
+    """
+    return _instance("all_handlers_finished").all_handlers_finished()
+
+
 # ---------------------------------------------------------------------------- activities
 
 
@@ -233,9 +235,48 @@ def _resolve_activity_type(activity: Any) -> tuple[str, Any]:
     return str(name), hint
 
 
+def _arguments(api: str, positional: tuple[Any, ...], args: Sequence[Any] | None) -> list[Any]:
+    """The call's arguments, given positionally or as ``args=[...]`` (Temporal's form), not both."""
+    if args is None:
+        return list(positional)
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise TypeError(f"workflow.{api}(): args must be a list or tuple of arguments, got {type(args).__name__}")
+    if positional and args:
+        raise ValueError(f"workflow.{api}(): give the arguments positionally or as args=[...], not both")
+    return list(args)
+
+
+def _schedule_activity(
+    api: str, activity: Callable[..., Any] | str, arguments: list[Any], *,
+    start_to_close_timeout: timedelta | None, schedule_to_close_timeout: timedelta | None,
+    schedule_to_start_timeout: timedelta | None, heartbeat_timeout: timedelta | None,
+    retry_policy: RetryPolicy | None, task_queue: str | None, activity_id: str | None, result_type: Any,
+    cancellation_type: ActivityCancellationType,
+) -> ActivityHandle[Any]:
+    inst = _instance(api)
+    if start_to_close_timeout is None and schedule_to_close_timeout is None:
+        raise ValueError(f"{api} needs start_to_close_timeout or schedule_to_close_timeout (or both)")
+    if not isinstance(cancellation_type, ActivityCancellationType):
+        raise TypeError(f"{api}: cancellation_type must be a workflow.ActivityCancellationType, "
+                        f"got {cancellation_type!r}")
+    name, hint = _activity_type(activity)
+    attrs = pb.ScheduleActivityTaskCommandAttributes(
+        activity_id=activity_id or "", activity_type=name, task_queue=task_queue or "",
+        input=inst._converter.to_payloads(arguments),
+        start_to_close_timeout_ms=_ms(start_to_close_timeout),
+        schedule_to_close_timeout_ms=_ms(schedule_to_close_timeout),
+        schedule_to_start_timeout_ms=_ms(schedule_to_start_timeout),
+        heartbeat_timeout_ms=_ms(heartbeat_timeout),
+    )
+    if retry_policy is not None:
+        attrs.retry_policy.CopyFrom(retry_policy.to_proto())
+    return inst.schedule_activity(attrs, result_type if result_type is not None else hint, cancellation_type).handle
+
+
 def start_activity(
     activity: Callable[..., Any] | str,
-    *args: Any,
+    *arg_values: Any,
+    args: Sequence[Any] | None = None,
     start_to_close_timeout: timedelta | None = None,
     schedule_to_close_timeout: timedelta | None = None,
     schedule_to_start_timeout: timedelta | None = None,
@@ -244,41 +285,129 @@ def start_activity(
     task_queue: str | None = None,
     activity_id: str | None = None,
     result_type: Any = None,
+    cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
 ) -> ActivityHandle[Any]:
     """Schedule an activity and return its awaitable, cancellable handle.
 
-    Activity ids are ``"1"``, ``"2"``, ... in scheduling order unless ``activity_id``
-    is given. The result is decoded by the activity's return hint (or ``result_type``).
+    ``activity`` is an ``@activity.defn`` function, a method of an activity class
+    (``MyActivities.fetch``, see :func:`start_activity_method`) or a type name. Its
+    arguments come positionally after it or as ``args=[...]`` (Temporal's form for
+    several arguments). Activity ids are ``"1"``, ``"2"``, ... in scheduling order
+    unless ``activity_id`` is given. The result is decoded by the activity's return
+    hint (or ``result_type``). ``task_queue`` defaults to the workflow's.
+    ``cancellation_type`` says what cancelling the handle does (see
+    :class:`ActivityCancellationType`; TRY_CANCEL by default).
 
     Raises:
-        ValueError: neither ``start_to_close_timeout`` nor ``schedule_to_close_timeout`` is set.
+        ValueError: neither ``start_to_close_timeout`` nor ``schedule_to_close_timeout``
+            is set, or arguments were given both positionally and as ``args``.
+        TypeError: ``args`` is not a list or tuple, or ``cancellation_type`` is not an
+            :class:`ActivityCancellationType`.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    inst = _instance("start_activity")
-    if start_to_close_timeout is None and schedule_to_close_timeout is None:
-        raise ValueError("start_activity needs start_to_close_timeout or schedule_to_close_timeout (or both)")
-    name, hint = _activity_type(activity)
-    attrs = pb.ScheduleActivityTaskCommandAttributes(
-        activity_id=activity_id or "", activity_type=name, task_queue=task_queue or "",
-        input=inst._converter.to_payloads(list(args)),
-        start_to_close_timeout_ms=_ms(start_to_close_timeout),
-        schedule_to_close_timeout_ms=_ms(schedule_to_close_timeout),
-        schedule_to_start_timeout_ms=_ms(schedule_to_start_timeout),
-        heartbeat_timeout_ms=_ms(heartbeat_timeout),
-    )
-    if retry_policy is not None:
-        attrs.retry_policy.CopyFrom(retry_policy.to_proto())
-    return inst.schedule_activity(attrs, result_type if result_type is not None else hint).handle
+    return _schedule_activity(
+        "start_activity", activity, _arguments("start_activity", arg_values, args),
+        start_to_close_timeout=start_to_close_timeout, schedule_to_close_timeout=schedule_to_close_timeout,
+        schedule_to_start_timeout=schedule_to_start_timeout, heartbeat_timeout=heartbeat_timeout,
+        retry_policy=retry_policy, task_queue=task_queue, activity_id=activity_id, result_type=result_type,
+        cancellation_type=cancellation_type)
 
 
-async def execute_activity(activity: Callable[..., Any] | str, *args: Any, **options: Any) -> Any:
-    """Schedule an activity and wait for its result (options as :func:`start_activity`).
+async def execute_activity(activity: Callable[..., Any] | str, *arg_values: Any, **options: Any) -> Any:
+    """Schedule an activity and wait for its result (arguments and options as :func:`start_activity`).
 
     Raises:
         ActivityError: the activity failed for good; ``.cause`` says why.
-        ValueError, WorkflowContextError: as :func:`start_activity`.
+        ValueError, TypeError, WorkflowContextError: as :func:`start_activity`.
     """
-    return await start_activity(activity, *args, **options)
+    return await start_activity(activity, *arg_values, **options)
+
+
+def start_activity_method(activity: Callable[..., Any], *arg_values: Any, **options: Any) -> ActivityHandle[Any]:
+    """Schedule an activity that is a method of a class: ``start_activity_method(MyActivities.fetch, ...)``.
+
+    The worker registers the bound method of an instance it built
+    (``Worker(activities=[my_activities.fetch])``, so the activity can use the
+    instance's clients and settings); the workflow names the method on the class.
+    Same arguments, options and errors as :func:`start_activity` (which accepts a
+    method too; this name is the one Temporal code uses).
+    """
+    return start_activity(activity, *arg_values, **options)
+
+
+async def execute_activity_method(activity: Callable[..., Any], *arg_values: Any, **options: Any) -> Any:
+    """Run an activity method and wait for its result (see :func:`start_activity_method`)."""
+    return await start_activity(activity, *arg_values, **options)
+
+
+def start_local_activity(
+    activity: Callable[..., Any] | str,
+    *arg_values: Any,
+    args: Sequence[Any] | None = None,
+    start_to_close_timeout: timedelta | None = None,
+    schedule_to_close_timeout: timedelta | None = None,
+    schedule_to_start_timeout: timedelta | None = None,
+    retry_policy: RetryPolicy | None = None,
+    local_retry_threshold: timedelta | None = None,
+    cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
+    activity_id: str | None = None,
+    result_type: Any = None,
+    summary: str | None = None,
+) -> ActivityHandle[Any]:
+    """Start a "local" activity: in Spindle, a regular activity on the workflow's own task queue.
+
+    Temporal runs a local activity inside the worker that runs the workflow and
+    records only its result (a marker); Spindle schedules it like
+    :func:`start_activity` with ``task_queue`` left to the workflow's, so a worker
+    that registers both the workflow and the activity (as Temporal requires for
+    local activities) runs it. It is durable: scheduled, started and completed
+    events are in history, each retry is a server-side retry with a durable backoff
+    timer, the timeouts are enforced by the server, and the handle is awaitable and
+    cancellable like any activity's. The price is a round trip through the server per
+    call instead of none.
+
+    Options as in ``temporalio``: ``start_to_close_timeout``,
+    ``schedule_to_close_timeout``, ``schedule_to_start_timeout``, ``retry_policy``,
+    ``cancellation_type``, ``activity_id``, ``result_type`` and the arguments
+    (positional or ``args=[...]``) mean what they mean for :func:`start_activity`. Accepted and ignored:
+    ``local_retry_threshold`` (there is no local retry loop: every retry goes
+    through the server, as if the threshold were zero) and ``summary`` (Spindle has
+    no UI summary).
+
+    Raises:
+        ValueError: neither ``start_to_close_timeout`` nor ``schedule_to_close_timeout``
+            is set, arguments given both ways, or a negative ``local_retry_threshold``.
+        TypeError: ``args`` is not a list or tuple, or a bad ``cancellation_type``.
+        WorkflowContextError: outside a workflow or in a query/validator.
+    """
+    if local_retry_threshold is not None and local_retry_threshold < timedelta(0):
+        raise ValueError("start_local_activity: local_retry_threshold must not be negative")
+    return _schedule_activity(
+        "start_local_activity", activity, _arguments("start_local_activity", arg_values, args),
+        start_to_close_timeout=start_to_close_timeout, schedule_to_close_timeout=schedule_to_close_timeout,
+        schedule_to_start_timeout=schedule_to_start_timeout, heartbeat_timeout=None, retry_policy=retry_policy,
+        task_queue=None, activity_id=activity_id, result_type=result_type, cancellation_type=cancellation_type)
+
+
+async def execute_local_activity(activity: Callable[..., Any] | str, *arg_values: Any, **options: Any) -> Any:
+    """Run a local activity and wait for its result (see :func:`start_local_activity`).
+
+    Raises:
+        ActivityError: the activity failed for good; ``.cause`` says why.
+        ValueError, TypeError, WorkflowContextError: as :func:`start_local_activity`.
+    """
+    return await start_local_activity(activity, *arg_values, **options)
+
+
+def start_local_activity_method(activity: Callable[..., Any], *arg_values: Any, **options: Any
+                                ) -> ActivityHandle[Any]:
+    """:func:`start_local_activity` for an activity method (``MyActivities.fetch``)."""
+    return start_local_activity(activity, *arg_values, **options)
+
+
+async def execute_local_activity_method(activity: Callable[..., Any], *arg_values: Any, **options: Any) -> Any:
+    """:func:`execute_local_activity` for an activity method (``MyActivities.fetch``)."""
+    return await start_local_activity(activity, *arg_values, **options)
 
 
 # ---------------------------------------------------------------------------- child workflows
@@ -286,7 +415,8 @@ async def execute_activity(activity: Callable[..., Any] | str, *args: Any, **opt
 
 async def start_child_workflow(
     workflow: Any,
-    *args: Any,
+    *arg_values: Any,
+    args: Sequence[Any] | None = None,
     id: str | None = None,
     task_queue: str | None = None,
     parent_close_policy: Any = None,
@@ -299,14 +429,18 @@ async def start_child_workflow(
 ) -> ChildWorkflowHandle[Any]:
     """Start a child workflow and return its handle once it has started.
 
-    ``workflow`` is a ``@workflow.defn`` target or a type name. The default id is
+    ``workflow`` is a ``@workflow.defn`` target or a type name; its arguments come
+    positionally after it or as ``args=[...]``. The default id is
     ``"<parent id>/<parent run id>/child-<n>"``.
 
     Raises:
         ChildWorkflowError: the child could not start (e.g. the id is in use).
+        ValueError: arguments given both positionally and as ``args``.
+        TypeError: ``args`` is not a list or tuple.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
     inst = _instance("start_child_workflow")
+    arguments = _arguments("start_child_workflow", arg_values, args)
     if isinstance(workflow, str):
         name, hint = workflow, None
     else:
@@ -315,7 +449,7 @@ async def start_child_workflow(
     conv = inst._converter
     attrs = pb.StartChildWorkflowExecutionCommandAttributes(
         workflow_id=id or "", workflow_type=name, task_queue=task_queue or "",
-        input=conv.to_payloads(list(args)), execution_timeout_ms=_ms(execution_timeout),
+        input=conv.to_payloads(arguments), execution_timeout_ms=_ms(execution_timeout),
         run_timeout_ms=_ms(run_timeout), parent_close_policy=cast(Any, int(parent_close_policy or 0)),
         workflow_id_reuse_policy=cast(Any, int(id_reuse_policy or 0)),
     )
@@ -332,13 +466,14 @@ async def start_child_workflow(
     return machine.handle
 
 
-async def execute_child_workflow(workflow: Any, *args: Any, **options: Any) -> Any:
-    """Start a child workflow and wait for its result (options as :func:`start_child_workflow`).
+async def execute_child_workflow(workflow: Any, *arg_values: Any, **options: Any) -> Any:
+    """Start a child workflow and wait for its result (arguments and options as :func:`start_child_workflow`).
 
     Raises:
         ChildWorkflowError: the child failed, was cancelled, terminated or timed out.
+        ValueError, TypeError, WorkflowContextError: as :func:`start_child_workflow`.
     """
-    handle = await start_child_workflow(workflow, *args, **options)
+    handle = await start_child_workflow(workflow, *arg_values, **options)
     return await handle
 
 
@@ -487,29 +622,3 @@ def continue_as_new(*args: Any, task_queue: str | None = None, run_timeout: time
     raise ContinueAsNewError(pb.ContinueAsNewWorkflowExecutionCommandAttributes(
         workflow_type=wf_type, task_queue=task_queue or "", input=inst._converter.to_payloads(list(args)),
         run_timeout_ms=_ms(run_timeout)))
-
-
-# ---------------------------------------------------------------------------- logging
-
-
-class _ReplaySafeLogger(logging.LoggerAdapter):
-    """Silent while replaying; adds ``workflow_id``, ``run_id`` and ``workflow_type`` to records."""
-
-    def isEnabledFor(self, level: int) -> bool:
-        inst = _maybe_instance()
-        if inst is not None and inst.is_replaying:
-            return False
-        return self.logger.isEnabledFor(level)
-
-    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
-        inst = _maybe_instance()
-        if inst is not None and inst._info is not None:
-            i = inst._info
-            extra = {"workflow_id": i.workflow_id, "run_id": i.run_id, "workflow_type": i.workflow_type}
-            kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
-            msg = f"{msg} ({i.workflow_type} {i.workflow_id}/{i.run_id})"
-        return msg, kwargs
-
-
-logger: logging.LoggerAdapter = _ReplaySafeLogger(logging.getLogger("spindle.workflow"), {})
-

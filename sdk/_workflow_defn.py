@@ -35,6 +35,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 
 __all__ = [
     "defn",
+    "init",
     "run",
     "signal",
     "query",
@@ -48,6 +49,7 @@ __all__ = [
 
 _DEFN_ATTR = "__spindle_workflow_definition__"
 _RUN_ATTR = "__spindle_workflow_run__"
+_INIT_ATTR = "__spindle_workflow_init__"
 _SIGNAL_ATTR = "__spindle_signal_definition__"
 _QUERY_ATTR = "__spindle_query_definition__"
 _UPDATE_ATTR = "__spindle_update_definition__"
@@ -165,7 +167,8 @@ class WorkflowDefinition:
 
     ``cls`` is the workflow class (``None`` for function style); ``run`` is the run
     method (unbound) or the function; ``signals``/``queries``/``updates`` map wire names
-    to handlers.
+    to handlers. ``init_takes_args``: the class's ``__init__`` is ``@workflow.init`` and
+    receives the run method's arguments.
     """
 
     name: str
@@ -176,6 +179,7 @@ class WorkflowDefinition:
     updates: Mapping[str, UpdateDefinition]
     check_determinism: bool = True
     target: Any = None
+    init_takes_args: bool = False
 
     @property
     def arg_types(self) -> tuple[Any, ...]:
@@ -234,8 +238,9 @@ def defn(target: Any = None, /, *, name: str | None = None, check_determinism: b
 
     Raises:
         TypeError: at decoration time, for a class without exactly one async
-            ``@workflow.run`` method, a synchronous function, an async query handler, or
-            two handlers with the same name.
+            ``@workflow.run`` method, a synchronous function, an async query handler,
+            two handlers with the same name, or an ``@workflow.init`` ``__init__`` whose
+            parameters differ from the run method's.
     """
 
     def decorate(t: Any) -> Any:
@@ -289,6 +294,9 @@ def _class_definition(cls: type, name: str, check_determinism: bool) -> Workflow
     if len(run_fns) != 1:
         found = ", ".join(f.__name__ for f in run_fns) or "none"
         raise TypeError(f"@workflow.defn class {cls.__qualname__} needs exactly one @workflow.run method (found: {found})")
+    init_takes_args = getattr(cls.__init__, _INIT_ATTR, False)
+    if init_takes_args:
+        _check_init_matches_run(cls, cls.__init__, run_fns[0])
     return WorkflowDefinition(
         name=name,
         cls=cls,
@@ -298,13 +306,46 @@ def _class_definition(cls: type, name: str, check_determinism: bool) -> Workflow
         updates=updates,
         check_determinism=check_determinism,
         target=cls,
+        init_takes_args=init_takes_args,
     )
+
+
+def _check_init_matches_run(cls: type, init_fn: Callable[..., Any], run_fn: Callable[..., Any]) -> None:
+    """``@workflow.init`` and ``@workflow.run`` must take the same parameters (names aside), as in Temporal."""
+
+    def unnamed(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+        return [p.replace(name="_") for p in inspect.signature(fn).parameters.values()]
+
+    if unnamed(init_fn) != unnamed(run_fn):
+        raise TypeError(
+            f"@workflow.init {cls.__qualname__}.__init__{inspect.signature(init_fn)} and @workflow.run "
+            f"{run_fn.__qualname__}{inspect.signature(run_fn)} must take the same parameters (kinds, defaults "
+            "and type hints; only the names may differ): __init__ receives the workflow's arguments")
 
 
 def _add_unique(d: dict[str, Any], key: str, value: Any, cls: type, kind: str) -> None:
     if key in d:
         raise TypeError(f"workflow {cls.__qualname__} has two {kind} handlers named {key!r}")
     d[key] = value
+
+
+def init(fn: F) -> F:
+    """Mark a workflow class's ``__init__`` as taking the workflow's arguments.
+
+    The instance is then created with the same arguments as the ``@workflow.run``
+    method, before the run method (or any signal or update handler) is called, so
+    handlers can rely on state built from the input. Without ``@workflow.init``,
+    ``__init__`` is called with no arguments. Its parameters must equal the run
+    method's (kinds, defaults and type hints; names may differ): ``@workflow.defn``
+    checks that.
+
+    Raises:
+        TypeError: the decorated function is not named ``__init__``.
+    """
+    if getattr(fn, "__name__", None) != "__init__":
+        raise TypeError(f"@workflow.init may only decorate __init__, not {getattr(fn, '__qualname__', fn)!r}")
+    setattr(fn, _INIT_ATTR, True)
+    return fn
 
 
 def run(fn: F) -> F:

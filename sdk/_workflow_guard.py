@@ -31,7 +31,7 @@ from typing import Any
 from spindle.exceptions import WorkflowContextError
 from spindle._workflow_loop import WorkflowEventLoop
 
-__all__ = ["install", "installed", "suspended"]
+__all__ = ["install", "installed", "suspended", "is_suspended"]
 
 _installed = False
 _STDLIB_DIRS = tuple({os.path.realpath(p) + os.sep for p in
@@ -52,12 +52,18 @@ _suspended: contextvars.ContextVar[bool] = contextvars.ContextVar("spindle_guard
 
 @contextlib.contextmanager
 def suspended() -> Iterator[None]:
-    """Let the guarded functions run (``workflow.side_effect`` runs its function inside this)."""
+    """Let the guarded functions run (``workflow.side_effect`` runs its function inside this, and
+    ``workflow.unsafe.sandbox_unrestricted()`` is this)."""
     token = _suspended.set(True)
     try:
         yield
     finally:
         _suspended.reset(token)
+
+
+def is_suspended() -> bool:
+    """Whether the guards are lifted here (inside :func:`suspended`)."""
+    return _suspended.get()
 
 
 def _check(name: str, alternative: str) -> None:

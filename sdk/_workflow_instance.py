@@ -25,6 +25,7 @@ import asyncio
 import builtins
 import collections
 import contextlib
+import contextvars
 import logging
 import random as _random
 
@@ -54,7 +55,7 @@ from spindle._statemachines._command import (
 from spindle._statemachines.markers import VERSION_MARKER, RecordedMarkers
 from spindle._statemachines.update import accept_command, complete_command, reject_command
 from spindle._workflow_defn import CallableInfo, UpdateDefinition, WorkflowDefinition
-from spindle._workflow_info import ParentInfo, WorkflowInfo
+from spindle._workflow_info import CURRENT_UPDATE, ParentInfo, UpdateInfo, WorkflowInfo
 from spindle._workflow_loop import WorkflowEventLoop
 from spindle._workflow_runtime import ContinueAsNewError, RuntimeServices
 
@@ -148,6 +149,7 @@ class WorkflowInstance(RuntimeServices):
         self._cancel_requested = False
         self._closed = False
         self._dynamic_signal_handlers: dict[str, Callable[..., Any]] = {}
+        self._running_handlers: set[asyncio.Task[Any]] = set()
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
         self.signal_waiters: dict[str, collections.deque[asyncio.Future[pb.Payloads]]] = {}
         self.conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
@@ -443,9 +445,9 @@ class WorkflowInstance(RuntimeServices):
             parent=parent, continued_run_id=a.continued_execution_run_id or None,
             first_run_id=a.first_execution_run_id or self._run_id,
             search_attributes={}, memo={k: _decode_or_raw(conv, v) for k, v in a.memo.fields.items()},
-            history_length=e.event_id, is_replaying=self._replaying,
+            is_replaying=self._replaying,
             execution_timeout=td(a.execution_timeout_ms), run_timeout=td(a.run_timeout_ms),
-            task_timeout=td(a.task_timeout_ms),
+            task_timeout=td(a.task_timeout_ms), _history_length=e.event_id,
         )
         run = self.defn.run
         try:
@@ -454,7 +456,7 @@ class WorkflowInstance(RuntimeServices):
             coro = _raise_later(ApplicationError(str(err), type="InvalidArgument", non_retryable=True))
         else:
             if self.defn.cls is not None:
-                self._obj = self.defn.cls()
+                self._obj = self.defn.cls(*args) if self.defn.init_takes_args else self.defn.cls()
                 coro = run.fn(self._obj, *args)
             else:
                 coro = run.fn(*args)
@@ -545,7 +547,7 @@ class WorkflowInstance(RuntimeServices):
             return
         what = f"signal handler {name!r}"
         if info.is_async:
-            task = self._loop.create_task(fn(*args), name=what)
+            task = self._handler_task(fn(*args), what)
 
             def done(t: asyncio.Task[Any]) -> None:
                 exc = None if t.cancelled() else t.exception()
@@ -558,6 +560,17 @@ class WorkflowInstance(RuntimeServices):
                 fn(*args)
             except Exception as e:
                 self._handler_failed(e, what)
+
+    def _handler_task(self, coro: Any, name: str, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
+        """Run an async signal/update handler as a task, counted until it ends (all_handlers_finished)."""
+        task = self._loop.create_task(coro, name=name, context=context)
+        self._running_handlers.add(task)
+        task.add_done_callback(self._running_handlers.discard)
+        return task
+
+    def all_handlers_finished(self) -> bool:
+        """Whether no async signal or update handler is still running."""
+        return not self._running_handlers
 
     # ================================================================== updates
 
@@ -577,7 +590,7 @@ class WorkflowInstance(RuntimeServices):
         if ud.validator is not None:
             with self.mode("validator"):
                 try:
-                    ud.validator.fn(self._obj, *args)
+                    _update_context(u.update_id, ud.name).run(ud.validator.fn, self._obj, *args)
                 except Exception as e:
                     self._reject(u.update_id, e)
                     return
@@ -598,13 +611,14 @@ class WorkflowInstance(RuntimeServices):
     def _accept(self, update_id: str, ud: UpdateDefinition, args: list[Any]) -> None:
         self._commands.append(CommandEntry(accept_command(update_id)))
         fn = ud.handler.fn.__get__(self._obj)
+        context = _update_context(update_id, ud.name)
         if ud.handler.is_async:
-            task = self._loop.create_task(fn(*args), name=f"update {ud.name}")
+            task = self._handler_task(fn(*args), f"update {ud.name}", context)
             task.add_done_callback(lambda t: self._complete_update(update_id, ud.name, t))
         else:
             fut = self._loop.create_future()
             try:
-                fut.set_result(fn(*args))
+                fut.set_result(context.run(fn, *args))
             except Exception as e:
                 fut.set_exception(e)
             self._complete_update(update_id, ud.name, fut)
@@ -622,6 +636,13 @@ class WorkflowInstance(RuntimeServices):
             self._commands.append(CommandEntry(complete_command(update_id, failure=self._converter.to_failure(exc))))
         else:
             self._handler_failed(exc, f"update handler {name!r}")
+
+
+def _update_context(update_id: str, name: str) -> contextvars.Context:
+    """A context in which ``workflow.current_update_info()`` names this update."""
+    context = contextvars.copy_context()
+    context.run(CURRENT_UPDATE.set, UpdateInfo(update_id, name))
+    return context
 
 
 def _task_command_events(events: list[pb.HistoryEvent], start: int) -> list[pb.HistoryEvent]:

@@ -21,7 +21,7 @@ from typing import Any
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import NonDeterminismError, WorkflowContextError
 from spindle._statemachines._command import CommandEntry
-from spindle._statemachines.activity import ActivityMachine
+from spindle._statemachines.activity import ActivityCancellationType, ActivityMachine
 from spindle._statemachines.child_workflow import ChildWorkflowMachine
 from spindle._statemachines.external import ExternalRequestMachine
 from spindle._statemachines.markers import (
@@ -33,7 +33,7 @@ from spindle._statemachines.markers import (
 )
 from spindle._statemachines.timer import TimerMachine
 from spindle._workflow_defn import handler_name
-from spindle._workflow_info import WorkflowInfo
+from spindle._workflow_info import CURRENT_UPDATE, WorkflowInfo
 from spindle._workflow_loop import DurableTimerHandle, WorkflowEventLoop
 
 __all__ = ["RuntimeServices", "DEFAULT_VERSION", "ContinueAsNewError"]
@@ -129,9 +129,33 @@ class RuntimeServices:
         if self._info is None:
             raise WorkflowContextError("the workflow has not started yet")
         return dataclasses.replace(self._info, is_replaying=self._replaying,
-                                   history_length=self._current_task_event_id,
                                    search_attributes=dict(self._search_attributes),
-                                   suggest_continue_as_new=self._suggest_can)
+                                   _history_length=self._current_task_event_id,
+                                   _continue_as_new_suggested=self._suggest_can)
+
+    @property
+    def current_history_length(self) -> int:
+        """The id of the current ``WorkflowTaskStarted`` event (events in history so far)."""
+        return self._current_task_event_id
+
+    @property
+    def continue_as_new_suggested(self) -> bool:
+        """The server's continue-as-new suggestion on the current workflow task."""
+        return self._suggest_can
+
+    def logger_details(self) -> dict[str, Any]:
+        """What ``workflow.logger`` adds to records: the run's identity (and the update being handled)."""
+        if self._info is None:
+            raise WorkflowContextError("the workflow has not started yet")
+        i = self._info
+        details: dict[str, Any] = {"attempt": i.attempt, "namespace": i.namespace, "run_id": i.run_id,
+                                   "task_queue": i.task_queue, "workflow_id": i.workflow_id,
+                                   "workflow_type": i.workflow_type}
+        update = CURRENT_UPDATE.get()
+        if update is not None:
+            details["update_id"] = update.id
+            details["update_name"] = update.name
+        return details
 
     def now(self) -> datetime:
         """Workflow time: the start time of the current workflow task (aware, UTC)."""
@@ -175,7 +199,9 @@ class RuntimeServices:
 
     # ------------------------------------------------------------------ activities
 
-    def schedule_activity(self, attrs: pb.ScheduleActivityTaskCommandAttributes, result_type: Any) -> ActivityMachine:
+    def schedule_activity(self, attrs: pb.ScheduleActivityTaskCommandAttributes, result_type: Any,
+                          cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
+                          ) -> ActivityMachine:
         """Issue SCHEDULE_ACTIVITY_TASK; assigns the next sequential activity id when none is given."""
         self.require_commands_allowed("workflow.start_activity")
         seq = self.next_seq("activity")
@@ -186,6 +212,7 @@ class RuntimeServices:
             decode_result=lambda p: self._decode_single(p, result_type),
             decode_failure=self._converter.from_failure,
             on_scheduled=self._by_event_id.__setitem__,
+            cancellation_type=cancellation_type,
         )
 
     def _decode_single(self, payloads: pb.Payloads, type_hint: Any) -> Any:

@@ -2,25 +2,31 @@
 
 Importing this module also installs the determinism guards (``time.time``,
 ``random``, ``uuid.uuid4``, ``datetime.now`` raise inside workflow code only).
+Names follow ``temporalio.workflow``; Spindle has no import sandbox (see
+:class:`unsafe`).
 """
 
 from __future__ import annotations
 
 from spindle._retry_policy import RetryPolicy
-from spindle._statemachines.activity import ActivityHandle
+from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle
 from spindle._workflow_api import (
     DEFAULT_VERSION,
     ExternalWorkflowHandle,
+    all_handlers_finished,
     continue_as_new,
+    current_update_info,
     deprecate_patch,
     execute_activity,
+    execute_activity_method,
     execute_child_workflow,
+    execute_local_activity,
+    execute_local_activity_method,
     get_external_workflow_handle,
     get_version,
     in_workflow,
     info,
-    logger,
     now,
     patched,
     record_marker,
@@ -29,36 +35,52 @@ from spindle._workflow_api import (
     side_effect,
     sleep,
     start_activity,
+    start_activity_method,
     start_child_workflow,
+    start_local_activity,
+    start_local_activity_method,
     upsert_search_attributes,
     uuid4,
     wait_condition,
     wait_for_signal,
 )
-from spindle._workflow_defn import WorkflowDefinition, defn, query, run, signal, update
+from spindle._workflow_asyncio import as_completed, wait
+from spindle._workflow_defn import WorkflowDefinition, defn, init, query, run, signal, update
 from spindle._workflow_guard import install as _install_guards
-from spindle._workflow_info import ParentInfo, WorkflowInfo
+from spindle._workflow_info import ParentInfo, UpdateInfo, WorkflowInfo
+from spindle._workflow_logger import LoggerAdapter, logger
 from spindle._workflow_runtime import ContinueAsNewError
+from spindle._workflow_unsafe import unsafe
 
 __all__ = [
+    "ActivityCancellationType",
     "ActivityHandle",
     "ChildWorkflowHandle",
     "ContinueAsNewError",
     "DEFAULT_VERSION",
     "ExternalWorkflowHandle",
+    "LoggerAdapter",
     "ParentInfo",
     "RetryPolicy",
+    "UpdateInfo",
     "WorkflowDefinition",
     "WorkflowInfo",
+    "all_handlers_finished",
+    "as_completed",
     "continue_as_new",
+    "current_update_info",
     "defn",
     "deprecate_patch",
     "execute_activity",
+    "execute_activity_method",
     "execute_child_workflow",
+    "execute_local_activity",
+    "execute_local_activity_method",
     "get_external_workflow_handle",
     "get_version",
     "in_workflow",
     "info",
+    "init",
     "logger",
     "now",
     "patched",
@@ -71,10 +93,15 @@ __all__ = [
     "signal",
     "sleep",
     "start_activity",
+    "start_activity_method",
     "start_child_workflow",
+    "start_local_activity",
+    "start_local_activity_method",
+    "unsafe",
     "update",
     "upsert_search_attributes",
     "uuid4",
+    "wait",
     "wait_condition",
     "wait_for_signal",
 ]

@@ -1,8 +1,9 @@
-"""Activity: SCHEDULE_ACTIVITY_TASK, its result events, and TRY_CANCEL cancellation."""
+"""Activity: SCHEDULE_ACTIVITY_TASK, its result events, and cancellation (TRY_CANCEL, WAIT, ABANDON)."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
 
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -11,10 +12,29 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
 from spindle._statemachines._command import CommandEntry, CommandSink
 
-__all__ = ["ActivityHandle", "ActivityMachine"]
+__all__ = ["ActivityCancellationType", "ActivityHandle", "ActivityMachine"]
 
 T = TypeVar("T")
 E = pb  # E.EVENT_TYPE_*: plain module constants (the EventType wrapper resolves attributes slowly)
+
+
+class ActivityCancellationType(enum.IntEnum):
+    """What cancelling an activity's handle does (``cancellation_type=`` when starting it), as in Temporal.
+
+    In every case, if the schedule command has not left the worker yet it is dropped
+    and the handle resolves at once with ``ActivityError(cause=CancelledError)``.
+    """
+
+    TRY_CANCEL = 0
+    """Ask the server to cancel the activity and resolve the handle at once with the
+    cancellation error (the default)."""
+    WAIT_CANCELLATION_COMPLETED = 1
+    """Ask the server to cancel the activity and resolve the handle with how the activity
+    really ended: the cancellation error once it reports cancellation (it sees the
+    request on its next heartbeat), or its result or failure if it finished anyway."""
+    ABANDON = 2
+    """Resolve the handle at once with the cancellation error and send nothing: the
+    activity runs on and its outcome is ignored."""
 
 
 class ActivityHandle(asyncio.Future, Generic[T]):
@@ -24,13 +44,15 @@ class ActivityHandle(asyncio.Future, Generic[T]):
     ``ApplicationError``, ``TimeoutError`` or ``CancelledError``) when the activity
     fails for good.
 
-    ``cancel()`` requests cancellation with TRY_CANCEL semantics: the handle resolves
+    ``cancel()`` requests cancellation as the activity's
+    :class:`ActivityCancellationType` says (by default TRY_CANCEL: the handle resolves
     at once with ``ActivityError(cause=CancelledError)`` and a
-    ``REQUEST_CANCEL_ACTIVITY_TASK`` command is sent (or, if the schedule command has
+    ``REQUEST_CANCEL_ACTIVITY_TASK`` command is sent, or, if the schedule command has
     not left the worker yet, it is dropped). Because the handle ends with that error
     rather than in the asyncio "cancelled" state, ``cancel()`` returns ``False``; a
     task that awaits the handle and is itself cancelled (workflow cancellation,
-    ``asyncio.wait_for`` timeout) still receives ``asyncio.CancelledError``.
+    ``asyncio.wait_for`` timeout) still receives ``asyncio.CancelledError``, after the
+    handle resolved.
     """
 
     def __init__(self, *, loop: asyncio.AbstractEventLoop, machine: ActivityMachine) -> None:
@@ -61,8 +83,11 @@ class ActivityMachine:
         decode_result: Callable[[pb.Payloads], Any],
         decode_failure: Callable[[pb.Failure], BaseException],
         on_scheduled: Callable[[int, ActivityMachine], None],
+        cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
     ) -> None:
         self._sink = sink
+        self._cancellation_type = cancellation_type
+        self._cancel_requested = False
         self.activity_id = attrs.activity_id
         self.activity_type = attrs.activity_type
         self.scheduled_event_id = 0
@@ -91,15 +116,20 @@ class ActivityMachine:
         )
 
     def request_cancel(self) -> None:
-        """Cancel (TRY_CANCEL): drop or cancel the command and resolve the handle now."""
-        if self.handle.done():
+        """Cancel as the cancellation type says: drop the command, or request cancellation (unless
+        ABANDON), and resolve the handle now (unless WAIT_CANCELLATION_COMPLETED and it was sent)."""
+        if self.handle.done() or self._cancel_requested:
             return
-        if not self._sink.unsend(self._entry):
+        self._cancel_requested = True
+        dropped = self._sink.unsend(self._entry)
+        if not dropped and self._cancellation_type != ActivityCancellationType.ABANDON:
             self._sink.add_command(CommandEntry(pb.Command(
                 command_type=pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK,
                 request_cancel_activity_task_command_attributes=pb.RequestCancelActivityTaskCommandAttributes(
                     scheduled_event_id=self.scheduled_event_id),
             )))
+        if not dropped and self._cancellation_type == ActivityCancellationType.WAIT_CANCELLATION_COMPLETED:
+            return  # the result event (cancelled, completed, failed, timed out) resolves the handle
         self.handle.set_exception(self._error(
             f"activity {self.activity_type!r} (id {self.activity_id}) was cancelled",
             CancelledError("activity cancelled"),

@@ -175,6 +175,62 @@ def test_cancelling_before_the_schedule_is_sent_drops_the_command() -> None:
 
 
 @workflow.defn
+async def cancels_with(kind: str) -> str:
+    h = workflow.start_activity("slow", start_to_close_timeout=T,
+                                cancellation_type=workflow.ActivityCancellationType[kind])
+    await workflow.sleep(1)
+    h.cancel()
+    h.cancel()  # a second request changes nothing
+    try:
+        return f"result {await h}"
+    except ActivityError as e:
+        return type(e.cause).__name__
+
+
+def _cancel_activity(kind: str) -> tuple[History, WorkflowInstance, list[pb.Command]]:
+    h = History("cancels_with", kind)
+    inst = new(cancels_with)
+    h.complete(inst.activate(h.next_task()))
+    h.timer_fired("1")
+    return h, inst, inst.activate(h.next_task())
+
+
+def test_wait_cancellation_completed_resolves_when_the_activity_reports_it() -> None:
+    h, inst, cmds = _cancel_activity("WAIT_CANCELLATION_COMPLETED")
+    assert kinds(cmds) == ["REQUEST_CANCEL_ACTIVITY_TASK"]  # the handle is still pending
+    h.complete(cmds)
+    h.add(pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED, activity_task_canceled_event_attributes=(
+        pb.ActivityTaskCanceledEventAttributes(scheduled_event_id=5)))
+    cmds = inst.activate(h.next_task())
+    assert result_of(cmds) == "CancelledError"
+    # an activity that finished anyway resolves the handle with its result
+    h, inst, cmds = _cancel_activity("WAIT_CANCELLATION_COMPLETED")
+    h.complete(cmds)
+    h.activity_completed("1", "done anyway")
+    assert result_of(inst.activate(h.next_task())) == "result done anyway"
+
+
+def test_abandon_resolves_at_once_and_sends_nothing() -> None:
+    h, inst, cmds = _cancel_activity("ABANDON")
+    assert kinds(cmds) == ["COMPLETE_WORKFLOW_EXECUTION"] and result_of(cmds) == "CancelledError"
+    h2, _, cmds = _cancel_activity("TRY_CANCEL")
+    assert kinds(cmds) == ["REQUEST_CANCEL_ACTIVITY_TASK", "COMPLETE_WORKFLOW_EXECUTION"]
+
+
+def test_cancellation_type_must_be_the_enum() -> None:
+    @workflow.defn
+    async def bad() -> str:
+        try:
+            workflow.start_activity("a", start_to_close_timeout=T, cancellation_type=1)  # type: ignore[arg-type]
+        except TypeError as e:
+            return str(e)
+        return "accepted"
+
+    assert result_of(new(bad).activate(History("bad").next_task())) == (
+        "start_activity: cancellation_type must be a workflow.ActivityCancellationType, got 1")
+
+
+@workflow.defn
 async def sleeper() -> list[str]:
     t0 = workflow.now()
     await workflow.sleep(timedelta(minutes=1))

@@ -205,7 +205,7 @@ def test_upsert_search_attributes_and_info() -> None:
         workflow.upsert_search_attributes({"CustomerId": "c-1"})
         i = workflow.info()
         return {"wid": i.workflow_id, "rid": i.run_id, "type": i.workflow_type, "tq": i.task_queue,
-                "sa": dict(i.search_attributes), "len": i.history_length, "replaying": i.is_replaying,
+                "sa": dict(i.search_attributes), "len": i.get_current_history_length(), "can": i.is_continue_as_new_suggested(), "replaying": i.is_replaying,
                 "start": i.start_time.isoformat(), "in": workflow.in_workflow()}
 
     h = History("tagged")
@@ -214,7 +214,7 @@ def test_upsert_search_attributes_and_info() -> None:
     fields = cmds[0].upsert_workflow_search_attributes_command_attributes.search_attributes.indexed_fields
     assert decode(pb.Payloads(payloads=[fields["CustomerId"]])) == ["c-1"]
     assert result_of(cmds) == {"wid": "parent", "rid": "run-1", "type": "tagged", "tq": "q", "sa": {"CustomerId": "c-1"},
-                               "len": 3, "replaying": False, "start": "2023-11-14T22:13:20+00:00", "in": True}
+                               "len": 3, "can": False, "replaying": False, "start": "2023-11-14T22:13:20+00:00", "in": True}
 
 
 def test_failure_of_run_arguments_names_the_parameter() -> None:

@@ -142,9 +142,9 @@ def test_workflow_random_and_uuid_are_seeded_by_run_id() -> None:
 def test_logger_is_silent_during_replay_and_tags_records(caplog: pytest.LogCaptureFixture) -> None:
     @workflow.defn
     async def chatty() -> None:
-        workflow.logger.info("step %s", workflow.info().history_length)
+        workflow.logger.info("step %s", workflow.info().get_current_history_length())
         await workflow.sleep(1)
-        workflow.logger.info("step %s", workflow.info().history_length)
+        workflow.logger.info("step %s", workflow.info().get_current_history_length())
 
     h = History("chatty")
     inst = new(chatty)

@@ -79,11 +79,14 @@ def test_retry_policy_validates_and_converts() -> None:
 
 def test_workflow_module_exports() -> None:
     assert sorted(spindle.workflow.__all__) == [
-        "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
-        "ParentInfo", "RetryPolicy", "WorkflowDefinition", "WorkflowInfo", "continue_as_new", "defn",
-        "deprecate_patch", "execute_activity", "execute_child_workflow", "get_external_workflow_handle",
-        "get_version", "in_workflow", "info", "logger", "now", "patched", "query", "random", "record_marker", "run",
-        "set_signal_handler", "side_effect", "signal", "sleep", "start_activity", "start_child_workflow", "update",
-        "upsert_search_attributes", "uuid4", "wait_condition", "wait_for_signal"]
+        "ActivityCancellationType", "ActivityHandle", "ChildWorkflowHandle", "ContinueAsNewError", "DEFAULT_VERSION", "ExternalWorkflowHandle",
+        "LoggerAdapter", "ParentInfo", "RetryPolicy", "UpdateInfo", "WorkflowDefinition", "WorkflowInfo",
+        "all_handlers_finished", "as_completed", "continue_as_new", "current_update_info", "defn",
+        "deprecate_patch", "execute_activity", "execute_activity_method", "execute_child_workflow",
+        "execute_local_activity", "execute_local_activity_method", "get_external_workflow_handle",
+        "get_version", "in_workflow", "info", "init", "logger", "now", "patched", "query", "random", "record_marker",
+        "run", "set_signal_handler", "side_effect", "signal", "sleep", "start_activity", "start_activity_method",
+        "start_child_workflow", "start_local_activity", "start_local_activity_method", "unsafe", "update",
+        "upsert_search_attributes", "uuid4", "wait", "wait_condition", "wait_for_signal"]
     assert all(hasattr(spindle.workflow, name) for name in spindle.workflow.__all__)
     assert kinds([]) == []
