@@ -279,6 +279,7 @@ class DataConverter:
                 info.next_retry_delay_ms = int(delay.total_seconds() * 1000)
             elif isinstance(delay, (int, float)) and delay:
                 info.next_retry_delay_ms = int(delay * 1000)
+            info.category = int(exc.category)  # type: ignore[assignment]
         elif isinstance(exc, E.TimeoutError):
             info_t = f.timeout_failure_info
             info_t.timeout_type = _enum_value(pb.TimeoutType, "TIMEOUT_TYPE_", exc.timeout_type)
@@ -328,6 +329,7 @@ class DataConverter:
                 non_retryable=a.non_retryable,
                 next_retry_delay=delay,
                 cause=cause,
+                category=_category(a.category),
             )
         elif kind == "timeout_failure_info":
             t = f.timeout_failure_info
@@ -406,6 +408,14 @@ def _retry_state_name(value: int) -> str:
         return pb.RetryState.Name(value).removeprefix("RETRY_STATE_")
     except ValueError:
         return ""
+
+
+def _category(value: int) -> exc_mod.ApplicationErrorCategory:
+    """The category a failure carries; one this SDK does not know (a newer sender's) reads as UNSPECIFIED."""
+    try:
+        return exc_mod.ApplicationErrorCategory(value)
+    except ValueError:
+        return exc_mod.ApplicationErrorCategory.UNSPECIFIED
 
 
 DataConverter.default = DataConverter()
