@@ -28,6 +28,7 @@ import uuid
 import zlib
 
 from collections.abc import Sequence
+from concurrent.futures.process import _RemoteTraceback
 from typing import Any, ClassVar
 
 import cattrs
@@ -198,7 +199,7 @@ class DataConverter:
         server, activity, child workflow) and fields; ``asyncio.CancelledError``
         becomes a cancelled failure; any other exception becomes an application
         failure whose ``type`` is the exception's class name. The stack trace is
-        kept. Details that cannot be converted are replaced by their ``repr`` so
+        kept (for an exception raised in a process pool's child, the child's). Details that cannot be converted are replaced by their ``repr`` so
         that reporting a failure never fails.
         """
         root = pb.Failure()
@@ -211,6 +212,10 @@ class DataConverter:
             seen.add(id(current))
             depth += 1
             nxt = _cause_of(current)
+            if isinstance(nxt, _RemoteTraceback):
+                # raised in a process pool's child: its traceback there is the one that matters
+                target.stack_trace = str(nxt).strip().strip('"').strip() + "\n"
+                break
             if nxt is None or id(nxt) in seen or depth >= _MAX_CAUSE_DEPTH:
                 break
             target = target.cause

@@ -155,3 +155,22 @@ def test_cause_cycle_is_cut() -> None:
     f = conv.to_failure(a)
     assert f.cause.message == "b"
     assert not f.cause.HasField("cause")
+
+
+def _raise_in_child() -> None:
+    raise ValueError("bad input in the child")
+
+
+def test_error_from_a_process_pool_keeps_the_childs_traceback_not_a_cause() -> None:
+    import concurrent.futures
+
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            pool.submit(_raise_in_child).result()
+        except ValueError as e:
+            err = e
+    f = wire(conv.to_failure(err))
+    assert f.message == "bad input in the child"
+    assert f.application_failure_info.type == "ValueError"
+    assert not f.HasField("cause")  # concurrent.futures' _RemoteTraceback is not a failure of its own
+    assert "in _raise_in_child" in f.stack_trace
