@@ -8,9 +8,9 @@ and the test helper ``ActivityEnvironment`` both run activities with an
 
 Cancellation reaches an async activity as ``asyncio.CancelledError`` at its next
 ``await``. A sync one sees :func:`is_cancelled` become true, and its next
-:func:`heartbeat` raises :class:`~spindle.exceptions.CancelledError` (once; not
-inside :func:`shield_thread_cancel_exception`, and never if the activity was
-defined with ``no_thread_cancel_exception=True``).
+:func:`heartbeat` (or the end of a :func:`shield_thread_cancel_exception` block)
+raises :class:`~spindle.exceptions.CancelledError`, once; never if the activity
+was defined with ``no_thread_cancel_exception=True``.
 """
 
 from __future__ import annotations
@@ -211,27 +211,23 @@ class ActivityContext:
         self.raise_on_cancel = False
         self._shield_depth = 0
         self._cancel_raised = False
-        self._cancel_deferred = False
 
     def heartbeat(self, details: Sequence[Any]) -> None:
         """Record a heartbeat (see :func:`heartbeat`).
 
         Raises:
-            CancelledError: cancellation was requested and ``raise_on_cancel`` is set
-                (the first heartbeat after the request only; outside a shield).
+            CancelledError: see :meth:`_deliver_cancel`.
         """
         self._heartbeat(details)
-        if self.raise_on_cancel and not self._cancel_raised and self._cancelled.is_set():
-            if self._shield_depth:
-                self._cancel_deferred = True
-            else:
-                self._raise_cancel()
+        self._deliver_cancel()
 
-    def _raise_cancel(self) -> typing.NoReturn:
-        self._cancel_raised = True
-        self._cancel_deferred = False
-        reason = f" ({self.cancel_reason})" if self.cancel_reason else ""
-        raise CancelledError(f"activity cancelled{reason}")
+    def _deliver_cancel(self) -> None:
+        """Raise :class:`~spindle.exceptions.CancelledError` if cancellation was requested, ``raise_on_cancel``
+        is set, no shield is active and it was not raised before (it is raised once)."""
+        if self.raise_on_cancel and not self._cancel_raised and not self._shield_depth and self._cancelled.is_set():
+            self._cancel_raised = True
+            reason = f" ({self.cancel_reason})" if self.cancel_reason else ""
+            raise CancelledError(f"activity cancelled{reason}")
 
     @contextlib.contextmanager
     def shield(self) -> Iterator[None]:
@@ -241,8 +237,7 @@ class ActivityContext:
             yield
         finally:
             self._shield_depth -= 1
-            if not self._shield_depth and self._cancel_deferred:
-                self._raise_cancel()
+            self._deliver_cancel()
 
     def link_cancel_event(self, event: CancelEvent) -> None:
         """Also set ``event`` when cancellation is requested (at once if it already was)."""
@@ -336,9 +331,9 @@ def heartbeat(*details: Any) -> None:
     was requested, the activity is cancelled (see :func:`is_cancelled`).
 
     Raises:
-        CancelledError: (sync activities) cancellation was requested since the
-            previous heartbeat: the first heartbeat after the request raises it, so
-            a loop of ``heartbeat(); work()`` stops; not raised inside
+        CancelledError: (sync activities) cancellation was requested: the first
+            heartbeat after the request raises it (once), so a loop of
+            ``heartbeat(); work()`` stops; not raised inside
             :func:`shield_thread_cancel_exception` (it is raised when the block
             ends) nor for activities defined with ``no_thread_cancel_exception=True``.
         WorkflowContextError: called outside an activity.
@@ -362,10 +357,12 @@ def shield_thread_cancel_exception() -> contextlib.AbstractContextManager[None]:
     """Hold back the cancellation a sync activity's ``heartbeat()`` would raise until the block ends.
 
     Inside ``with activity.shield_thread_cancel_exception():`` a heartbeat after a
-    cancellation request does not raise; when the outermost such block ends, the
-    :class:`~spindle.exceptions.CancelledError` it held back is raised (even if the
-    block returned or raised something else). Use it around work that must not be
-    interrupted halfway. No effect on async activities.
+    cancellation request does not raise. When the outermost such block ends and
+    cancellation was requested (before or during the block) and not raised yet,
+    :class:`~spindle.exceptions.CancelledError` is raised there, even if the block
+    returned or raised something else. Use it around work that must not be
+    interrupted halfway. No effect on async activities or on activities defined
+    with ``no_thread_cancel_exception=True``.
 
     Raises:
         WorkflowContextError: called outside an activity.

@@ -241,6 +241,56 @@ async def test_sync_activity_sees_its_cancellation_at_the_next_heartbeat(env: Wo
     assert SYNC_BEATS.get("beats_after_cancel", 0) <= 1, SYNC_BEATS
 
 
+sync_activity_waiting_cancel = threading.Event()
+sync_activity_stopped = threading.Event()
+
+
+@activity.defn
+def sync_activity_wait_cancel() -> None:
+    sync_activity_waiting_cancel.set()
+    try:
+        for _ in range(300):  # bounded, so that a test that fails does not hang
+            time.sleep(0.1)
+            activity.heartbeat()
+    finally:
+        sync_activity_stopped.set()
+
+
+@workflow.defn
+class CancelOnWorkerShutdownWorkflow:
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.execute_activity(sync_activity_wait_cancel, start_to_close_timeout=timedelta(hours=1),
+                                        retry_policy=RetryPolicy(maximum_attempts=1))
+
+
+async def test_sync_activity_thread_cancel_on_worker_shutdown(env: WorkflowEnvironment) -> None:
+    # as temporalio's test of the same name: shutting the worker down cancels the sync activity
+    sync_activity_waiting_cancel.clear()
+    sync_activity_stopped.clear()
+    task_queue = f"tq-{uuid.uuid4()}"
+
+    def new_worker() -> Worker:
+        return Worker(env.client, task_queue=task_queue, activities=[sync_activity_wait_cancel],
+                      workflows=[CancelOnWorkerShutdownWorkflow], activity_executor=executor,
+                      max_cached_workflows=0, graceful_shutdown_timeout=timedelta(milliseconds=100))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as executor:
+        async with new_worker():
+            handle = await env.client.start_workflow(CancelOnWorkerShutdownWorkflow.run,
+                                                     id=f"workflow-{uuid.uuid4()}", task_queue=task_queue)
+            assert await asyncio.get_running_loop().run_in_executor(
+                executor, lambda: sync_activity_waiting_cancel.wait(20))
+            # shut the worker down
+        assert sync_activity_stopped.wait(10), "the worker shut down, but its sync activity runs on"
+        with pytest.raises(WorkflowFailureError) as err:
+            async with new_worker():
+                await handle.result()
+    assert isinstance(err.value.cause, ActivityError)
+    assert isinstance(err.value.cause.cause, ApplicationError)
+    assert err.value.cause.cause.type == "WorkerShutdown"
+
+
 # ---------------------------------------------------------------------- process-pool activities
 
 
@@ -353,3 +403,63 @@ async def compose_greeting_async(greeting: str, name: str) -> str:
 
 async def test_activity_environment_runs_an_async_activity() -> None:
     assert await ActivityEnvironment().run(compose_greeting_async, "Hello", "World") == "Hello, World!"
+
+
+def test_activity_env_sync_cancel_with_shield() -> None:
+    # temporalio's tests/testing/test_activity.py::test_activity_env_sync, without cancellation_details
+    waiting = threading.Event()
+    properly_cancelled = False
+
+    def do_stuff(param: str) -> None:
+        activity.heartbeat(f"param: {param}")
+        waiting.set()
+        try:
+            with activity.shield_thread_cancel_exception():
+                try:
+                    while not activity.is_cancelled():
+                        time.sleep(0.05)
+                    time.sleep(0.05)
+                except BaseException:
+                    raise RuntimeError("Unexpected")
+        except CancelledError:
+            nonlocal properly_cancelled
+            properly_cancelled = activity.is_cancelled()
+
+    env = ActivityEnvironment()
+    heartbeats: list[Any] = []
+    env.on_heartbeat = lambda *args: heartbeats.append(args[0])
+    thread = threading.Thread(target=env.run, args=[do_stuff, "param1"])
+    thread.start()
+    assert waiting.wait(5)
+    env.cancel()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert heartbeats == ["param: param1"]
+    assert properly_cancelled
+
+
+def test_nested_shields_raise_at_the_outermost_end() -> None:
+    # as temporalio's test_sync_activity_thread_cancel_exception_shielded
+    events: list[str] = []
+
+    @activity.defn
+    def wait_cancel() -> None:
+        events.append("pre1")
+        with activity.shield_thread_cancel_exception():
+            events.append("pre2")
+            with activity.shield_thread_cancel_exception():
+                events.append("pre3")
+                while not activity.is_cancelled():
+                    time.sleep(0.05)
+                    activity.heartbeat()
+                events.append("post3")
+            events.append("post2")
+        events.append("post1")
+
+    env = ActivityEnvironment()
+    timer = threading.Timer(0.2, env.cancel)
+    timer.start()
+    with pytest.raises(CancelledError):
+        env.run(wait_cancel)
+    timer.join()
+    assert events == ["pre1", "pre2", "pre3", "post3", "post2"]
