@@ -255,6 +255,12 @@ class WorkflowWorker:
             _log_task_failure(task, f.error)
             await self._fail_task(task, f.cause, f.error)
             return None
+        except grpc.aio.AioRpcError as e:  # the server, not the workflow code: e.g. fetching its history
+            self._evict(run_id, entry)
+            log.warning("workflow task of %s %s (run %s) failed: %s %s", task.workflow_type,
+                        task.workflow_execution.workflow_id, run_id, e.code(), e.details())
+            await self._fail_task(task, _UNHANDLED, e)
+            return None
         except Exception as e:
             self._evict(run_id, entry)
             _log_task_failure(task, e)
