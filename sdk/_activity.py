@@ -216,7 +216,8 @@ class ActivityContext:
         """Record a heartbeat (see :func:`heartbeat`).
 
         Raises:
-            CancelledError: see :meth:`_deliver_cancel`.
+            CancelledError: cancellation was requested and ``raise_on_cancel`` is set
+                (raised once; held back while a :meth:`shield` is active).
         """
         self._heartbeat(details)
         self._deliver_cancel()

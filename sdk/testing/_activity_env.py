@@ -108,7 +108,7 @@ class ActivityEnvironment:
         Raises:
             asyncio.CancelledError: an async activity was cancelled by :meth:`cancel`
                 and let the cancellation propagate.
-            CancelledError: a sync activity heartbeat after :meth:`cancel` (see
+            CancelledError: a sync activity heartbeated after :meth:`cancel` (see
                 ``activity.heartbeat``) and let the error propagate.
             CompleteAsyncError: the activity called ``activity.raise_complete_async()``.
             Exception: whatever the activity raised.
