@@ -1,8 +1,14 @@
 """The activity half of a worker: poll, run attempts, heartbeat, report.
 
 Async activities run as tasks on the worker's loop; sync ones run in a thread
-pool. A completion that makes a workflow task for this worker's sticky queue
-returns it in the response, and it is handed straight to the workflow half.
+pool (or, with a :class:`SharedStateManager`, in another executor such as a
+process pool). A completion that makes a workflow task for this worker's sticky
+queue returns it in the response, and it is handed straight to the workflow half.
+
+Every attempt that does not complete is logged on ``spindle.worker``: a failure
+at WARNING with its traceback (DEBUG for an ``ApplicationError`` whose category
+is ``BENIGN``), a cancellation at DEBUG; each record carries the attempt's
+details as ``extra`` (see :func:`spindle._activity_logging.logger_details`).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import concurrent.futures
 import dataclasses
 import datetime
 import logging
+import pickle
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,11 +36,14 @@ from spindle._activity import (
     _params_of,
     bind_arguments,
     execute,
+    runs_in_threads,
 )
 from spindle._activity_heartbeat import Heartbeater, throttle_interval
+from spindle._activity_logging import EXTRA_KEY, logger_details
+from spindle._activity_shared_state import SharedStateManager
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._polling import Slots, cancel_and_wait, poll_loop
-from spindle.exceptions import ApplicationError, CancelledError
+from spindle.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
 __all__ = ["ActivityWorker", "Slots"]
 
@@ -56,6 +66,43 @@ class _Registered:
     is_async: bool
 
 
+def _check_executor(registered: Any, executor: concurrent.futures.Executor | None,
+                    shared_state: SharedStateManager | None) -> None:
+    """Refuse, at construction, a setup in which every attempt of a sync activity would fail."""
+    if runs_in_threads(executor):
+        return
+    sync = [r for r in registered if not r.is_async]
+    if not sync:
+        return
+    kind = type(executor).__name__
+    if shared_state is None:
+        raise ValueError(
+            f"sync activity {sync[0].name!r} would run in activity_executor={kind}, which is not a "
+            f"ThreadPoolExecutor, so its heartbeats and cancellation must cross processes: pass "
+            f"shared_state_manager=SharedStateManager.create_from_multiprocessing(multiprocessing.Manager()) "
+            f"(from spindle.worker), use a ThreadPoolExecutor, or make the activity async")
+    if isinstance(executor, concurrent.futures.ProcessPoolExecutor):
+        for r in sync:
+            try:
+                pickle.dumps(r.fn)
+            except Exception as e:
+                raise TypeError(
+                    f"sync activity {r.name!r} cannot run in a ProcessPoolExecutor: it must be picklable "
+                    f"(a module-level function), but pickling it failed: {e}") from e
+
+
+def _log_attempt(level: int, info: ActivityInfo, what: str, exc: BaseException | None = None) -> None:
+    details = logger_details(info)
+    log.log(level, "activity %r (id %s, workflow %s) attempt %d %s", info.activity_type, info.activity_id,
+            info.workflow_id, info.attempt, what, exc_info=exc, extra={**details, EXTRA_KEY: details})
+
+
+def _log_failure(info: ActivityInfo, exc: BaseException, what: str = "failed: ") -> None:
+    """A failed attempt: WARNING with the traceback, DEBUG for a BENIGN ``ApplicationError``."""
+    benign = isinstance(exc, ApplicationError) and exc.category is ApplicationErrorCategory.BENIGN
+    _log_attempt(logging.DEBUG if benign else logging.WARNING, info, f"{what}{type(exc).__name__}: {exc}", exc)
+
+
 class ActivityWorker:
     """Runs the activities registered on one worker.
 
@@ -64,15 +111,19 @@ class ActivityWorker:
         task_queue: the queue to poll.
         activities: ``@activity.defn`` callables (functions or bound methods).
         max_concurrent: the most attempts running at once.
-        executor: thread pool for sync activities (one is created if needed and ``None``).
+        executor: where sync activities run (a thread pool is created if needed and ``None``).
+        shared_state_manager: required when ``executor`` is not a ``ThreadPoolExecutor``
+            and a sync activity is registered (heartbeats and cancellation cross processes).
         sticky_queue: this worker's sticky workflow queue (for completions that
             return a workflow task).
         on_workflow_task: called with a workflow task returned by a completion.
         pollers: concurrent long polls.
 
     Raises:
-        TypeError: an entry is not an activity.
-        ValueError: two activities share a name.
+        TypeError: an entry is not an activity, or (with a ``ProcessPoolExecutor``) a
+            sync activity cannot be pickled.
+        ValueError: two activities share a name, or a sync activity would run in a
+            non-thread executor without a ``shared_state_manager``.
     """
 
     def __init__(
@@ -88,6 +139,7 @@ class ActivityWorker:
         pollers: int = 4,
         identity: str,
         max_tasks_per_second: float | None = None,
+        shared_state_manager: SharedStateManager | None = None,
     ) -> None:
         self._client = client
         self._rate = max_tasks_per_second
@@ -106,6 +158,8 @@ class ActivityWorker:
             if d.name in self.registered:
                 raise ValueError(f"two activities are registered under the name {d.name!r}")
             self.registered[d.name] = _Registered(d.name, fn, d.is_async)
+        _check_executor(self.registered.values(), executor, shared_state_manager)
+        self._shared_state = shared_state_manager
         self.slots = Slots(max_concurrent)
         self._own_executor = False
         self._executor = executor
@@ -191,16 +245,18 @@ class ActivityWorker:
         try:
             if self._codecs:
                 await decode_message(self._codecs, task)
+            info = self._info(task)
             reg = self.registered.get(task.activity_type)
             if reg is None:
                 names = ", ".join(sorted(self.registered)) or "none"
-                await self._fail(token, ApplicationError(
+                err = ApplicationError(
                     f"activity type {task.activity_type!r} is not registered on this worker "
                     f"(task queue {self.task_queue!r}); registered activities: {names}",
-                    type="ActivityNotRegistered", non_retryable=True), None)
+                    type="ActivityNotRegistered", non_retryable=True)
+                _log_attempt(logging.WARNING, info, f"failed: {err}")
+                await self._fail(token, err, None)
                 return
             loop = asyncio.get_running_loop()
-            info = self._info(task)
             conv = self._conv
             ctx_holder: list[ActivityContext] = []
 
@@ -220,29 +276,38 @@ class ActivityWorker:
                 ctx.request_cancel("worker_shutdown")
             try:
                 args = self._decode_args(reg, task.input)
-                result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor)
+                result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor,
+                                       shared_state=self._shared_state)
             except CompleteAsyncError:
+                _log_attempt(logging.DEBUG, info, "will be completed asynchronously")
                 return
             except (asyncio.CancelledError, CancelledError) as e:
                 reason = ctx.cancel_reason
                 if reason == "cancel_requested":
+                    _log_attempt(logging.DEBUG, info, "cancelled as requested")
                     await self._canceled(token, heartbeater.latest_details)
                 elif reason == "not_found":
+                    _log_attempt(logging.DEBUG, info, "stopped: the server no longer knows it (its workflow closed, "
+                                 "or it timed out)")
                     return
                 elif reason == "worker_shutdown" or isinstance(e, asyncio.CancelledError):
+                    _log_attempt(logging.WARNING, info, "failed: the worker shut down before it finished")
                     await self._fail(token, ApplicationError(
                         "worker shutting down", type="WorkerShutdown"), heartbeater.latest_details)
                 else:
+                    _log_failure(info, e)
                     await self._fail(token, e, heartbeater.latest_details)
                 return
             except Exception as e:
                 heartbeater.close()
+                _log_failure(info, e)
                 await self._fail(token, e, heartbeater.latest_details)
                 return
             heartbeater.close()
             try:
                 payloads = conv.to_payloads([result])
             except (TypeError, ValueError) as e:
+                _log_failure(info, e, "failed: its result cannot be converted: ")
                 await self._fail(token, e, None)
                 return
             await self._complete(token, payloads)

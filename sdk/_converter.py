@@ -29,6 +29,7 @@ import uuid
 import zlib
 
 from collections.abc import Sequence
+from concurrent.futures.process import _RemoteTraceback
 from typing import Any, ClassVar
 
 import cattrs
@@ -224,7 +225,7 @@ class DataConverter:
         server, activity, child workflow) and fields; ``asyncio.CancelledError``
         becomes a cancelled failure; any other exception becomes an application
         failure whose ``type`` is the exception's class name. The stack trace is
-        kept. Details that cannot be converted are replaced by their ``repr`` so
+        kept (for an exception raised in a process pool's child, the child's). Details that cannot be converted are replaced by their ``repr`` so
         that reporting a failure never fails.
         """
         root = pb.Failure()
@@ -237,6 +238,10 @@ class DataConverter:
             seen.add(id(current))
             depth += 1
             nxt = _cause_of(current)
+            if isinstance(nxt, _RemoteTraceback):
+                # raised in a process pool's child: its traceback there is the one that matters
+                target.stack_trace = str(nxt).strip().strip('"').strip() + "\n"
+                break
             if nxt is None or id(nxt) in seen or depth >= _MAX_CAUSE_DEPTH:
                 break
             target = target.cause
@@ -305,6 +310,7 @@ class DataConverter:
                 info.next_retry_delay_ms = int(delay.total_seconds() * 1000)
             elif isinstance(delay, (int, float)) and delay:
                 info.next_retry_delay_ms = int(delay * 1000)
+            info.category = int(exc.category)  # type: ignore[assignment]
         elif isinstance(exc, E.TimeoutError):
             info_t = f.timeout_failure_info
             info_t.timeout_type = _enum_value(pb.TimeoutType, "TIMEOUT_TYPE_", exc.timeout_type)
@@ -354,6 +360,7 @@ class DataConverter:
                 non_retryable=a.non_retryable,
                 next_retry_delay=delay,
                 cause=cause,
+                category=_category(a.category),
             )
         elif kind == "timeout_failure_info":
             t = f.timeout_failure_info
@@ -436,6 +443,14 @@ def _retry_state_name(value: int) -> str:
         return pb.RetryState.Name(value).removeprefix("RETRY_STATE_")
     except ValueError:
         return ""
+
+
+def _category(value: int) -> exc_mod.ApplicationErrorCategory:
+    """The category a failure carries; one this SDK does not know (a newer sender's) reads as UNSPECIFIED."""
+    try:
+        return exc_mod.ApplicationErrorCategory(value)
+    except ValueError:
+        return exc_mod.ApplicationErrorCategory.UNSPECIFIED
 
 
 DataConverter.default = DataConverter()

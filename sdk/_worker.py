@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from spindle._activity_shared_state import SharedStateManager
 from spindle._activity_worker import ActivityWorker
 from spindle._workflow_worker import WorkflowWorker
 
@@ -63,8 +64,12 @@ class Worker:
         max_concurrent_activities: activity attempts running at once.
         max_cached_workflows: runs kept in memory between tasks (sticky cache);
             0 disables stickiness (every task replays the full history).
-        activity_executor: thread pool for sync (plain ``def``) activities; by
-            default one with ``max_concurrent_activities`` threads is created.
+        activity_executor: where sync (plain ``def``) activities run; by default a
+            thread pool with ``max_concurrent_activities`` threads is created. Any
+            other executor (e.g. a ``ProcessPoolExecutor``) needs ``shared_state_manager``.
+        shared_state_manager: carries heartbeats and cancellation between this process
+            and sync activities running in a non-thread ``activity_executor``, e.g.
+            ``SharedStateManager.create_from_multiprocessing(multiprocessing.Manager())``.
         graceful_shutdown_timeout: on shutdown, how long running activities may
             finish before they are cancelled.
         identity: names this worker in histories (default: the client's identity).
@@ -76,9 +81,11 @@ class Worker:
 
     Raises:
         ValueError: no workflows and no activities, an empty task queue, two
-            workflows or activities with the same name, or (as
+            workflows or activities with the same name, a sync activity with a
+            non-thread ``activity_executor`` but no ``shared_state_manager``, or (as
             :class:`WorkflowDeterminismCheckError`) the determinism check's findings.
-        TypeError: an entry is not a decorated workflow or activity.
+        TypeError: an entry is not a decorated workflow or activity, or a sync
+            activity for a ``ProcessPoolExecutor`` cannot be pickled.
     """
 
     def __init__(
@@ -98,6 +105,7 @@ class Worker:
         workflow_task_pollers: int = 2,
         activity_task_pollers: int = 4,
         max_task_queue_activities_per_second: float | None = None,
+        shared_state_manager: SharedStateManager | None = None,
     ) -> None:
         if max_task_queue_activities_per_second is not None and max_task_queue_activities_per_second <= 0:
             raise ValueError("max_task_queue_activities_per_second must be positive (or None for no limit)")
@@ -151,6 +159,7 @@ class Worker:
                 pollers=activity_task_pollers,
                 identity=self.identity,
                 max_tasks_per_second=max_task_queue_activities_per_second,
+                shared_state_manager=shared_state_manager,
             )
             if ww is not None:
                 ww._activities = self._activity_worker

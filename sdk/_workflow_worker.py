@@ -66,6 +66,15 @@ class _CachedRun:
     lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
 
+def _log_task_failure(task: svc.PollWorkflowTaskQueueResponse, error: BaseException) -> None:
+    """A failed workflow task: ERROR with the traceback (the server retries the task, so each try logs)."""
+    wf = task.workflow_execution
+    what = "is not deterministic" if isinstance(error, NonDeterminismError) else "failed"
+    log.error("workflow task of %s %s (run %s, attempt %d) %s: %s: %s", task.workflow_type, wf.workflow_id,
+              wf.run_id, task.attempt or 1, what, type(error).__name__, error, exc_info=error,
+              extra={"workflow_id": wf.workflow_id, "run_id": wf.run_id, "workflow_type": task.workflow_type})
+
+
 class WorkflowWorker:
     """Runs the workflows registered on one worker (see the module docstring).
 
@@ -243,16 +252,18 @@ class WorkflowWorker:
             entry.started_event_id = task.started_event_id
         except _TaskFailed as f:
             self._evict(run_id, entry)
-            if isinstance(f.error, NonDeterminismError):
-                log.error("workflow %s (%s): %s", task.workflow_execution.workflow_id, run_id, f.error)
-            else:
-                log.warning("workflow task for %s (%s) failed", task.workflow_execution.workflow_id, run_id,
-                            exc_info=f.error)
+            _log_task_failure(task, f.error)
             await self._fail_task(task, f.cause, f.error)
+            return None
+        except grpc.aio.AioRpcError as e:  # the server, not the workflow code: e.g. fetching its history
+            self._evict(run_id, entry)
+            log.warning("workflow task of %s %s (run %s) failed: %s %s", task.workflow_type,
+                        task.workflow_execution.workflow_id, run_id, e.code(), e.details())
+            await self._fail_task(task, _UNHANDLED, e)
             return None
         except Exception as e:
             self._evict(run_id, entry)
-            log.warning("workflow task for %s (%s) failed", task.workflow_execution.workflow_id, run_id, exc_info=e)
+            _log_task_failure(task, e)
             await self._fail_task(task, _UNHANDLED, e)
             return None
 

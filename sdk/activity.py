@@ -6,11 +6,14 @@ Example::
     async def charge(order: Order) -> str:
         for step in range(10):
             activity.heartbeat(step)          # progress; also how cancellation arrives
+            activity.logger.info("step %d", step)
             ...
         return "ch_123"
 
-Plain ``def`` activities run in the worker's thread pool; they see cancellation
-through :func:`is_cancelled` (async ones get ``asyncio.CancelledError``).
+Plain ``def`` activities run in the worker's thread pool (or its
+``activity_executor``); when cancelled, :func:`is_cancelled` becomes true and their
+next :func:`heartbeat` raises :class:`~spindle.exceptions.CancelledError`. Async
+ones get ``asyncio.CancelledError`` at their next ``await``.
 """
 
 from spindle._activity import (
@@ -23,9 +26,11 @@ from spindle._activity import (
     info,
     is_cancelled,
     raise_complete_async,
+    shield_thread_cancel_exception,
     wait_for_cancelled,
     wait_for_cancelled_sync,
 )
+from spindle._activity_logging import LoggerAdapter, logger
 
 __all__ = [
     "defn",
@@ -33,10 +38,13 @@ __all__ = [
     "heartbeat",
     "is_cancelled",
     "in_activity",
+    "logger",
     "raise_complete_async",
+    "shield_thread_cancel_exception",
     "wait_for_cancelled",
     "wait_for_cancelled_sync",
     "ActivityInfo",
     "ActivityDefinition",
     "CompleteAsyncError",
+    "LoggerAdapter",
 ]

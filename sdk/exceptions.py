@@ -9,6 +9,7 @@ ApplicationError`` survives the trip with its messages, types and details.
 from __future__ import annotations
 
 import builtins
+import enum
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ __all__ = [
     "SpindleError",
     "FailureError",
     "ApplicationError",
+    "ApplicationErrorCategory",
     "CancelledError",
     "TerminatedError",
     "TimeoutError",
@@ -80,6 +82,21 @@ class FailureError(SpindleError):
         return self._failure
 
 
+class ApplicationErrorCategory(enum.IntEnum):
+    """How severe an :class:`ApplicationError` is; decides how the worker reports it.
+
+    The category travels with the failure (``ApplicationFailureInfo.category``), so
+    whoever receives the error sees it too. It never changes retries.
+    """
+
+    UNSPECIFIED = 0
+    """An ordinary failure: the worker logs a failed activity attempt at WARNING."""
+
+    BENIGN = 1
+    """An expected failure (e.g. polling until something is ready): the worker logs
+    it at DEBUG only."""
+
+
 class ApplicationError(FailureError):
     """An error raised on purpose by user code (activity or workflow).
 
@@ -95,6 +112,11 @@ class ApplicationError(FailureError):
         type: a name to match in ``non_retryable_error_types`` (default: none).
         non_retryable: do not retry this failure.
         next_retry_delay: override the retry policy's backoff for the next attempt.
+        category: :attr:`ApplicationErrorCategory.BENIGN` marks an expected failure,
+            which the worker logs at DEBUG instead of WARNING.
+
+    Raises:
+        ValueError: ``category`` is not an :class:`ApplicationErrorCategory` value.
     """
 
     def __init__(
@@ -105,15 +127,24 @@ class ApplicationError(FailureError):
         non_retryable: bool = False,
         next_retry_delay: Any = None,
         cause: BaseException | None = None,
+        category: ApplicationErrorCategory = ApplicationErrorCategory.UNSPECIFIED,
     ) -> None:
         super().__init__(message, cause=cause)
+        try:
+            checked = ApplicationErrorCategory(category)
+        except ValueError:
+            names = ", ".join(f"ApplicationErrorCategory.{c.name}" for c in ApplicationErrorCategory)
+            raise ValueError(f"ApplicationError category must be one of {names}, got {category!r}") from None
         self.details: Sequence[Any] = details
         self.type = type
         self.non_retryable = non_retryable
         self.next_retry_delay = next_retry_delay
+        self.category = checked
 
     def __repr__(self) -> str:
-        return f"ApplicationError({self.message!r}, type={self.type!r}, non_retryable={self.non_retryable})"
+        extra = "" if self.category is ApplicationErrorCategory.UNSPECIFIED else f", category={self.category.name}"
+        return (f"ApplicationError({self.message!r}, type={self.type!r}, non_retryable={self.non_retryable}"
+                f"{extra})")
 
 
 class CancelledError(FailureError):

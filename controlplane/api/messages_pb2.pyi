@@ -25,6 +25,11 @@ class RetryState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RETRY_STATE_RETRY_POLICY_NOT_SET: _ClassVar[RetryState]
     RETRY_STATE_CANCEL_REQUESTED: _ClassVar[RetryState]
 
+class ApplicationErrorCategory(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    APPLICATION_ERROR_CATEGORY_UNSPECIFIED: _ClassVar[ApplicationErrorCategory]
+    APPLICATION_ERROR_CATEGORY_BENIGN: _ClassVar[ApplicationErrorCategory]
+
 class WorkflowExecutionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     WORKFLOW_EXECUTION_STATUS_UNSPECIFIED: _ClassVar[WorkflowExecutionStatus]
@@ -143,6 +148,8 @@ RETRY_STATE_TIMEOUT: RetryState
 RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED: RetryState
 RETRY_STATE_RETRY_POLICY_NOT_SET: RetryState
 RETRY_STATE_CANCEL_REQUESTED: RetryState
+APPLICATION_ERROR_CATEGORY_UNSPECIFIED: ApplicationErrorCategory
+APPLICATION_ERROR_CATEGORY_BENIGN: ApplicationErrorCategory
 WORKFLOW_EXECUTION_STATUS_UNSPECIFIED: WorkflowExecutionStatus
 WORKFLOW_EXECUTION_STATUS_RUNNING: WorkflowExecutionStatus
 WORKFLOW_EXECUTION_STATUS_COMPLETED: WorkflowExecutionStatus
@@ -274,16 +281,18 @@ class RetryPolicy(_message.Message):
     def __init__(self, initial_interval_ms: _Optional[int] = ..., backoff_coefficient: _Optional[float] = ..., maximum_interval_ms: _Optional[int] = ..., maximum_attempts: _Optional[int] = ..., non_retryable_error_types: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ApplicationFailureInfo(_message.Message):
-    __slots__ = ("type", "non_retryable", "details", "next_retry_delay_ms")
+    __slots__ = ("type", "non_retryable", "details", "next_retry_delay_ms", "category")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     NON_RETRYABLE_FIELD_NUMBER: _ClassVar[int]
     DETAILS_FIELD_NUMBER: _ClassVar[int]
     NEXT_RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
     type: str
     non_retryable: bool
     details: Payloads
     next_retry_delay_ms: int
-    def __init__(self, type: _Optional[str] = ..., non_retryable: _Optional[bool] = ..., details: _Optional[_Union[Payloads, _Mapping]] = ..., next_retry_delay_ms: _Optional[int] = ...) -> None: ...
+    category: ApplicationErrorCategory
+    def __init__(self, type: _Optional[str] = ..., non_retryable: _Optional[bool] = ..., details: _Optional[_Union[Payloads, _Mapping]] = ..., next_retry_delay_ms: _Optional[int] = ..., category: _Optional[_Union[ApplicationErrorCategory, str]] = ...) -> None: ...
 
 class TimeoutFailureInfo(_message.Message):
     __slots__ = ("timeout_type", "last_heartbeat_details")

@@ -1,9 +1,11 @@
 """``ActivityEnvironment``: run one activity function outside any worker.
 
 The activity sees a real activity context (``activity.info()``, ``heartbeat()``,
-``is_cancelled()``, ``wait_for_cancelled()``) built by the same code the worker
-uses (:func:`spindle._activity.execute`), so a unit test exercises exactly what runs in
-production, minus the control plane.
+``is_cancelled()``, ``wait_for_cancelled()``, ``activity.logger``) built by the
+same code the worker uses (:mod:`spindle._activity`), so a unit test exercises
+what runs in production, minus the control plane. As in temporalio,
+:meth:`ActivityEnvironment.run` returns an awaitable for an ``async def`` activity
+and the value itself for a plain ``def`` one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, execute
+from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, _current, execute, prepare_sync
 
 __all__ = ["ActivityEnvironment", "default_info"]
 
@@ -60,7 +62,8 @@ class ActivityEnvironment:
 
         env = ActivityEnvironment()
         env.on_heartbeat = lambda *details: print("progress", details)
-        assert await env.run(charge, order) == "ch_123"
+        assert await env.run(charge, order) == "ch_123"     # async def activity
+        assert env.run(resize, image) == "thumb.png"         # plain def activity
         assert env.heartbeats == [(1,), (2,)]
 
     Args:
@@ -91,18 +94,22 @@ class ActivityEnvironment:
         if cb is not None:
             cb(*details)
 
-    async def run(self, fn: Callable[..., Any], *args: Any, **info_overrides: Any) -> Any:
-        """Run ``fn(*args)`` as one activity attempt and return its result.
+    def run(self, fn: Callable[..., Any], *args: Any, **info_overrides: Any) -> Any:
+        """Run ``fn(*args)`` as one activity attempt.
 
-        ``fn`` is an ``@activity.defn`` function (a plain function works too); async
-        functions run on the current loop, sync ones in the loop's default thread
-        pool. ``info_overrides`` replace fields of the info for this run (e.g.
-        ``attempt=3``). If :meth:`cancel` was called before, the attempt starts
-        cancelled.
+        ``fn`` is an ``@activity.defn`` function (a plain function works too). An
+        ``async def`` one returns an awaitable of its result (it runs as a task on
+        the loop that awaits it); a plain ``def`` one runs right here, in the calling
+        thread, and its result is returned (to run it beside the event loop, use
+        ``await asyncio.to_thread(env.run, fn, *args)``). ``info_overrides``
+        replace fields of the info for this run (e.g. ``attempt=3``). If
+        :meth:`cancel` was called before, the attempt starts cancelled.
 
         Raises:
             asyncio.CancelledError: an async activity was cancelled by :meth:`cancel`
                 and let the cancellation propagate.
+            CancelledError: a sync activity heartbeated after :meth:`cancel` (see
+                ``activity.heartbeat``) and let the error propagate.
             CompleteAsyncError: the activity called ``activity.raise_complete_async()``.
             Exception: whatever the activity raised.
         """
@@ -111,20 +118,37 @@ class ActivityEnvironment:
         info = dataclasses.replace(base, **info_overrides) if info_overrides else base
         is_async = d.is_async if d is not None else _is_async(fn)
         ctx = ActivityContext(info, self._record)
+        if is_async:
+            return self._run_async(fn, args, ctx)
+        prepare_sync(ctx, fn)
+        self._start(ctx)
+        token = _current.set(ctx)
+        try:
+            return fn(*args)
+        finally:
+            _current.reset(token)
+            self._ctx = None
+
+    async def _run_async(self, fn: Callable[..., Any], args: Sequence[Any], ctx: ActivityContext) -> Any:
+        self._start(ctx)
+        try:
+            return await execute(fn, args, ctx, is_async=True)
+        finally:
+            self._ctx = None
+
+    def _start(self, ctx: ActivityContext) -> None:
         self._ctx = ctx
         if self._cancel_reason is not None:
             ctx.request_cancel(self._cancel_reason)
-        try:
-            return await execute(fn, args, ctx, is_async=is_async)
-        finally:
-            self._ctx = None
 
     def cancel(self, reason: str = "cancel_requested") -> None:
         """Request cancellation of the running attempt (or of the next :meth:`run`).
 
         Async activities get ``asyncio.CancelledError`` at their next ``await`` (and
         ``activity.wait_for_cancelled()`` returns); sync ones see
-        ``activity.is_cancelled()`` become true. Thread-safe; idempotent.
+        ``activity.is_cancelled()`` become true and their next ``activity.heartbeat()``
+        raises ``CancelledError``. Thread-safe (call it from another thread while a
+        sync activity runs); idempotent.
         """
         self._cancel_reason = reason
         ctx = self._ctx

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import threading
 import time
 
 import pytest
 
 from spindle import activity
-from spindle.exceptions import WorkflowContextError
+from spindle.exceptions import CancelledError, WorkflowContextError
 from spindle.testing import ActivityEnvironment, default_info
 
 
@@ -63,11 +64,18 @@ async def test_heartbeats_are_recorded_and_reported() -> None:
     assert seen == env.heartbeats
 
 
-async def test_sync_activity_runs_in_a_thread_and_heartbeats() -> None:
+def test_sync_activity_returns_its_value_and_heartbeats() -> None:
+    # as temporalio's ActivityEnvironment: a plain def runs in the calling thread, run() returns its value
     env = ActivityEnvironment()
-    thread = await env.run(sync_count, 2)
-    assert thread != threading.main_thread().name
+    thread = env.run(sync_count, 2)
+    assert thread == threading.current_thread().name
     assert env.heartbeats == [(0,), (1,)]
+
+
+async def test_sync_activity_returns_its_value_inside_a_running_loop() -> None:
+    env = ActivityEnvironment()
+    assert env.run(sync_count, 1) == threading.current_thread().name
+    assert await asyncio.to_thread(env.run, sync_count, 1) != threading.current_thread().name
 
 
 async def test_info_defaults_and_overrides() -> None:
@@ -93,7 +101,7 @@ async def test_cancel_delivers_cancelled_error_to_async_activities() -> None:
 
 async def test_cancel_sets_the_flag_for_sync_activities() -> None:
     env = ActivityEnvironment()
-    task = asyncio.create_task(env.run(poll_until_cancelled))
+    task = asyncio.create_task(asyncio.to_thread(env.run, poll_until_cancelled))
     await asyncio.sleep(0.05)
     env.cancel()
     assert await asyncio.wait_for(task, 5) == "saw cancel"
@@ -102,7 +110,79 @@ async def test_cancel_sets_the_flag_for_sync_activities() -> None:
 async def test_cancel_before_run_starts_cancelled() -> None:
     env = ActivityEnvironment()
     env.cancel()
-    assert await env.run(poll_until_cancelled) == "saw cancel"
+    assert env.run(poll_until_cancelled) == "saw cancel"
+
+
+@activity.defn
+def heartbeat_until_cancelled() -> int:
+    beats = 0
+    try:
+        while beats < 500:
+            activity.heartbeat(beats)
+            beats += 1
+            time.sleep(0.01)
+    except CancelledError:
+        return -beats
+    return beats
+
+
+@activity.defn(no_thread_cancel_exception=True)
+def heartbeat_and_poll() -> str:
+    for i in range(500):
+        activity.heartbeat(i)
+        if activity.is_cancelled():
+            return f"saw cancel after {i} heartbeats"
+        time.sleep(0.01)
+    return "timed out"
+
+
+@activity.defn
+def shielded_step() -> list[str]:
+    steps: list[str] = []
+    try:
+        with activity.shield_thread_cancel_exception():
+            activity.heartbeat("in shield")  # cancelled already: held back
+            steps.append("finished the shielded step")
+        steps.append("not reached")
+    except CancelledError:
+        steps.append("cancelled at the end of the shield")
+    return steps
+
+
+def test_next_heartbeat_of_a_cancelled_sync_activity_raises() -> None:
+    env = ActivityEnvironment()
+    timer = threading.Timer(0.1, env.cancel)
+    timer.start()
+    try:
+        beats = env.run(heartbeat_until_cancelled)
+    finally:
+        timer.cancel()
+    assert beats < 0, "the activity ran to the end: heartbeat() never raised the cancellation"
+    assert -beats < 400
+
+
+def test_no_thread_cancel_exception_only_sets_the_flag() -> None:
+    env = ActivityEnvironment()
+    env.cancel()
+    assert env.run(heartbeat_and_poll) == "saw cancel after 0 heartbeats"
+
+
+def test_shield_holds_the_cancellation_until_the_block_ends() -> None:
+    env = ActivityEnvironment()
+    env.cancel()
+    assert env.run(shielded_step) == ["finished the shielded step", "cancelled at the end of the shield"]
+
+
+def test_activity_logger_carries_the_attempt(caplog: pytest.LogCaptureFixture) -> None:
+    @activity.defn
+    def logs() -> None:
+        activity.logger.info("working on %s", "it")
+
+    caplog.set_level(logging.INFO, logger="spindle.activity")
+    ActivityEnvironment().run(logs, attempt=4)
+    [rec] = [r for r in caplog.records if r.name == "spindle.activity"]
+    assert rec.getMessage().startswith("working on it (")
+    assert rec.attempt == 4 and rec.activity_type == "logs"  # type: ignore[attr-defined]
 
 
 def test_activity_api_outside_an_activity_still_fails() -> None:
