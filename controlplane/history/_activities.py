@@ -100,9 +100,14 @@ class ActivitiesMixin:
         return info
 
     def _attempt_started(self: "HistoryEngine", txn: Txn, info: ActivityInfo) -> None:
+        """ActivityTaskStarted of the activity's final attempt (written with its outcome)."""
         txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_STARTED, "activity_task_started_event_attributes",
                      pb.ActivityTaskStartedEventAttributes(scheduled_event_id=info.scheduled_event_id, identity=info.identity,
                                                            attempt=info.attempt, last_failure=info.last_failure))
+        self._release_attempt(info)
+
+    def _release_attempt(self: "HistoryEngine", info: ActivityInfo) -> None:
+        """The current attempt is over: it no longer counts as handed to a worker."""
         if info.started:
             info.started = False
             self.outstanding_changed(-1)
@@ -182,47 +187,54 @@ class ActivitiesMixin:
 
     def _fail_attempt(self: "HistoryEngine", txn: Txn, info: ActivityInfo, failure: pb.Failure, *,
                       timeout_sub: str | None, identity: str = "") -> None:
-        """Record a failed or timed-out attempt; schedule the next one or give up per the retry policy."""
+        """Record a failed or timed-out attempt: retried per the retry policy, or final.
+
+        A retried attempt writes no history event (as in Temporal: polling by retrying an
+        activity must not grow the history): the attempt count, its schedule time and the
+        failure change in memory and on the execution row (``ActivityRetryState``), and
+        show in ``describe``'s pending activities. The final attempt writes
+        ActivityTaskStarted (carrying the attempt and the previous failure) if it started,
+        then ActivityTaskFailed / ActivityTaskTimedOut with the reason it was not retried.
+        """
         now = txn.now_ms
         if timeout_sub in ("SCHEDULE_TO_CLOSE", "SCHEDULE_TO_START"):
             decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_TIMEOUT)
+        elif info.cancel_requested:
+            decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_CANCEL_REQUESTED)
         else:
             decision = _retry.decide(info.retry_policy, attempt=info.attempt, failure=failure, now_ms=now,
                                      schedule_to_close_deadline_ms=info.schedule_to_close_deadline_ms,
                                      timeout=timeout_sub is not None)
-        was_started = info.started or timeout_sub in ("START_TO_CLOSE", "HEARTBEAT") or timeout_sub is None
-        if was_started:
-            self._attempt_started(txn, info)
-        attempt = info.attempt
         if decision.retry:
             for sub in ("START_TO_CLOSE", "HEARTBEAT", "SCHEDULE_TO_START"):
                 t = info.timers.pop(sub, None)
-                if t is not None and t.task_id:
-                    txn.timer_delete.append((t.fire_time_ms, t.task_id))
-        else:
-            self.delete_activity_timers(txn, info)
-            if txn.buffered:
-                info.closed = True
+                if t is not None:
+                    txn.delete_timer(t)
+            self._release_attempt(info)
+            info.last_worker_identity = identity or info.identity
+            info.identity = ""
+            info.attempt += 1
+            info.attempt_scheduled_time_ms = now + decision.backoff_ms
+            info.last_failure = failure
+            info.dispatched = False
+            txn.row_changed = True
+            self._schedule_retry(txn, info, decision.backoff_ms)
+            return
+        if info.started or timeout_sub in ("START_TO_CLOSE", "HEARTBEAT") or timeout_sub is None:
+            self._attempt_started(txn, info)
+        self.delete_activity_timers(txn, info)
+        if txn.buffered:
+            info.closed = True
         if timeout_sub is None:
             txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_FAILED, "activity_task_failed_event_attributes",
                          pb.ActivityTaskFailedEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
-                                                              identity=identity, retry_state=decision.state, attempt=attempt,
-                                                              next_attempt_backoff_ms=decision.backoff_ms))
+                                                              identity=identity, retry_state=decision.state,
+                                                              attempt=info.attempt))
         else:
             txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, "activity_task_timed_out_event_attributes",
                          pb.ActivityTaskTimedOutEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
-                                                                retry_state=decision.state, attempt=attempt,
-                                                                next_attempt_backoff_ms=decision.backoff_ms))
-        if decision.retry:
-            # buffered events are not applied yet: bump the attempt in memory now
-            if txn.buffered:
-                info.attempt += 1
-                info.attempt_scheduled_time_ms = now + decision.backoff_ms
-                info.last_failure = failure
-                info.started = False
-            info.dispatched = False
-            self._schedule_retry(txn, info, decision.backoff_ms)
-        elif txn.buffered:
+                                                                retry_state=decision.state, attempt=info.attempt))
+        if txn.buffered:
             txn.wake = True
 
     def _schedule_retry(self: "HistoryEngine", txn: Txn, info: ActivityInfo, backoff_ms: int) -> None:

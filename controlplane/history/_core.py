@@ -275,6 +275,7 @@ class EngineCore:
             st.buffered.append(e)
             if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and e.workflow_execution_signaled_event_attributes.request_id:
                 st.signal_request_ids.add(e.workflow_execution_signaled_event_attributes.request_id)
+        st.load_activity_retry_state(loaded.row.activity_state)
         st.db_version = loaded.row.db_version
         self.cache_put(st)
         return st
@@ -326,7 +327,7 @@ class EngineCore:
             namespace_id=st.namespace_id, workflow_id=st.workflow_id, run_id=st.run_id, shard_id=st.shard_id,
             status=st.status, next_event_id=st.next_event_id, db_version=st.db_version + 1,
             workflow_type=st.workflow_type, task_queue=st.task_queue, start_time_ms=st.start_time_ms,
-            close_time_ms=st.close_time_ms,
+            close_time_ms=st.close_time_ms, activity_state=st.activity_retry_state() if st.running else b"",
         )
 
     def _task_rows(self, shard: Shard, txn_transfer: list[Task], txn_timers: list[Task]) -> tuple[list[TransferTask], list[TimerTask]]:
@@ -352,6 +353,8 @@ class EngineCore:
         its CancelledError only once the commit has finished, so the workflow's lock is held
         until then.
         """
+        if not new:
+            self.enforce_history_limit(txn)
         task = asyncio.ensure_future(self._commit(txn, new=new, current_expect=current_expect))
         try:
             await asyncio.shield(task)
@@ -369,7 +372,7 @@ class EngineCore:
         shard = self.shards[st.shard_id]
         transfer, timers = self._task_rows(shard, txn.transfer, txn.timers)
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
-        if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered:
+        if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered or txn.row_changed:
             m.execution = self.exec_row(st)
             m.expected_version = None if new else st.db_version
         m.events = [(e.event_id, e.SerializeToString()) for e in txn.events]
@@ -479,6 +482,9 @@ class EngineCore:
     # ------------------------------------------------------------------ transfer queue
     def process_transfer(self, shard: Shard, t: Task) -> None:
         raise NotImplementedError  # provided by the task processing module
+
+    def enforce_history_limit(self, txn: Txn) -> None:
+        raise NotImplementedError  # provided by the workflow task module
 
     async def _recover_transfer(self, shard: Shard) -> None:
         after = 0

@@ -108,6 +108,9 @@ class RunsMixin:
         in flight (its late completion gets NOT_FOUND) and flush buffered events into history."""
         st = txn.state
         wt = st.workflow_task
+        if wt is not None:
+            key = (st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id)
+            txn.after_commit.append(lambda: self.workflow_task_done(key))
         if wt is not None and wt.started:
             if wt.timeout_timer is not None:
                 txn.delete_timer(wt.timeout_timer)

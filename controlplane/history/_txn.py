@@ -34,6 +34,8 @@ class Txn:
         self.events: list[pb.HistoryEvent] = []
         self.buffered: list[pb.HistoryEvent] = []
         self.clear_buffered = False
+        #: The execution row must be written although no event is (a retried activity attempt).
+        self.row_changed = False
         self.transfer: list[Task] = []
         self.timers: list[Task] = []
         self.timer_delete: list[tuple[int, int]] = []

@@ -306,6 +306,21 @@ class WorkflowTasksMixin:
         resp.activity_tasks.extend(acts)
         return resp
 
+    def enforce_history_limit(self: "HistoryEngine", txn: Txn) -> None:
+        """Before a commit: fail the run if the events ``txn`` appends bring it to ``history_max_events``.
+
+        A completing workflow task checks this itself (after its commands); this catches the
+        events the engine appends on its own (signals, timer fires, activity and child
+        outcomes, cancel requests) while no workflow task runs, so the history never grows
+        past the limit by more than one write and the closing failure. (Events buffered
+        behind a running task are written, and checked, when it completes.)
+        """
+        st = txn.state
+        if not txn.events or not st.running or st.next_event_id <= self.config.history_max_events:
+            return
+        self.abandon_running_tasks(txn)
+        self.fail_for_history_size(txn)
+
     def fail_for_history_size(self: "HistoryEngine", txn: Txn) -> None:
         st = txn.state
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, "workflow_execution_failed_event_attributes",

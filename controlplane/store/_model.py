@@ -58,6 +58,9 @@ class ExecutionRow:
     task_queue: str
     start_time_ms: int
     close_time_ms: int = 0
+    #: Serialized ``ActivityRetryState`` (retried attempts write no history events; their count and
+    #: last failure live here). Written with every update of the row; b"" when no activity is retrying.
+    activity_state: bytes = b""
 
 
 @dataclass

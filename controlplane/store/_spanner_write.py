@@ -140,9 +140,9 @@ def write(txn: Any, m: Mutation, reads: _Reads) -> None:
                 txn.insert("Executions", [*EXEC_COLUMNS, "UpdateTime"], [[*exec_values(ex), ts]])
             else:
                 txn.update("Executions", ["ShardId", "NamespaceId", "WorkflowId", "RunId", "Status", "NextEventId",
-                                          "DbVersion", "CloseTimeMs", "UpdateTime"],
+                                          "DbVersion", "CloseTimeMs", "ActivityState", "UpdateTime"],
                            [[ex.shard_id, ex.namespace_id, ex.workflow_id, ex.run_id, ex.status, ex.next_event_id,
-                             ex.db_version, ex.close_time_ms, ts]])
+                             ex.db_version, ex.close_time_ms, enc(ex.activity_state), ts]])
         cur = part.current
         if cur is not None:
             txn.insert_or_update("CurrentExecutions", ["NamespaceId", "WorkflowId", "RunId", "Status", "StartRequestId"],

@@ -408,10 +408,11 @@ async def test_activity_retry_then_success_and_non_retryable(client: Client, tq:
             await asyncio.wait_for(h2.result(), 15)
     assert ATTEMPTS[key] == [1, 2, 3]
     events = await history(client, h.id)
-    failed = [e.activity_task_failed_event_attributes for e in events
-              if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED]
-    assert [(f.attempt, f.retry_state) for f in failed] == [(1, pb.RETRY_STATE_IN_PROGRESS), (2, pb.RETRY_STATE_IN_PROGRESS)]
-    assert type_names(events).count("EVENT_TYPE_ACTIVITY_TASK_STARTED") == 3
+    # retried attempts write nothing (as in Temporal); the last one's Started carries the count
+    assert not [e for e in events if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED]
+    [started] = [e.activity_task_started_event_attributes for e in events
+                 if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_STARTED]
+    assert started.attempt == 3 and started.last_failure.message == "attempt 2 failed"
     # retried attempts do not wake the workflow: one task to schedule, one to complete
     assert type_names(events).count("EVENT_TYPE_WORKFLOW_TASK_COMPLETED") == 2
     events2 = await history(client, h2.id)
@@ -425,16 +426,16 @@ async def test_activity_timeouts_with_retries(client: Client, tq: str) -> None:
         h = await client.start_workflow(ActivityTimeouts.run, id=uid("timeouts"), task_queue=tq)
         assert await asyncio.wait_for(h.result(), 20) == ["stc:2", "hb:2", "stc-final:TimeoutError"]
     events = await history(client, h.id)
-    timed_out = [e.activity_task_timed_out_event_attributes for e in events
-                 if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
-    kinds = [(t.failure.timeout_failure_info.timeout_type, t.retry_state) for t in timed_out]
-    assert kinds[0] == (pb.TIMEOUT_TYPE_START_TO_CLOSE, pb.RETRY_STATE_IN_PROGRESS)
-    assert kinds[1] == (pb.TIMEOUT_TYPE_HEARTBEAT, pb.RETRY_STATE_IN_PROGRESS)
-    # the third activity: start-to-close timeouts retried until schedule-to-close ends it
-    third = kinds[2:]
-    assert third[-1][1] != pb.RETRY_STATE_IN_PROGRESS
-    assert pb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE in [k for k, _ in third] or third[-1][1] == pb.RETRY_STATE_TIMEOUT
-    assert all(s == pb.RETRY_STATE_IN_PROGRESS for _, s in third[:-1]) and len(third) >= 2
+    started = [e.activity_task_started_event_attributes for e in events
+               if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_STARTED]
+    # retried timeouts write nothing: the second attempts' Started events carry what ended the first
+    timeouts = [a.last_failure.timeout_failure_info.timeout_type for a in started[:2]]
+    assert [a.attempt for a in started[:2]] == [2, 2]
+    assert timeouts == [pb.TIMEOUT_TYPE_START_TO_CLOSE, pb.TIMEOUT_TYPE_HEARTBEAT]
+    # the third activity: start-to-close timeouts retried until schedule-to-close ends it, one final event
+    [final] = [e.activity_task_timed_out_event_attributes for e in events
+               if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
+    assert final.retry_state == pb.RETRY_STATE_TIMEOUT and final.attempt >= 2
 
 
 async def test_cancel_activity_and_timer(client: Client, tq: str) -> None:
