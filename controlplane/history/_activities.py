@@ -11,6 +11,7 @@ from spindle.controlplane.matching import KIND_ACTIVITY, TaskRef
 from spindle.controlplane.store import Mutation
 
 from . import _retry
+from ._outstanding import ACTIVITY as OUT_ACTIVITY, activity_task_key
 from ._state import ActivityInfo, ExecutionState
 from ._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
 from ._tokens import ACTIVITY, TaskToken
@@ -51,7 +52,7 @@ class ActivitiesMixin:
                          info.attempt, sub, fire_time_ms=now + ms)
                 self.add_start_timer(st, t, m, txn)
                 info.timers[sub] = t
-        self.outstanding_changed(+1)
+        self.outstanding.add(self.run_key(st), activity_task_key(info.scheduled_event_id, info.attempt), OUT_ACTIVITY)
         tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
         resp = svc.PollActivityTaskQueueResponse(
             task_token=tok.encode(), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
@@ -95,6 +96,9 @@ class ActivitiesMixin:
     def _pending_activity(self: "HistoryEngine", st: ExecutionState | None, tok: TaskToken) -> ActivityInfo:
         info = st.activities.get(tok.scheduled_event_id) if st is not None and st.running else None
         if info is None or info.attempt != tok.attempt or info.closed:
+            # the attempt is over for the server: its worker no longer counts as busy with it
+            self.outstanding.discard((tok.namespace_id, tok.workflow_id, tok.run_id),
+                                     activity_task_key(tok.scheduled_event_id, tok.attempt))
             raise NotFound("task_token: activity task not found (already completed, timed out or retried, or the "
                            "execution closed)")
         return info
@@ -104,13 +108,12 @@ class ActivitiesMixin:
         txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_STARTED, "activity_task_started_event_attributes",
                      pb.ActivityTaskStartedEventAttributes(scheduled_event_id=info.scheduled_event_id, identity=info.identity,
                                                            attempt=info.attempt, last_failure=info.last_failure))
-        self._release_attempt(info)
+        self._release_attempt(txn.state, info)
 
-    def _release_attempt(self: "HistoryEngine", info: ActivityInfo) -> None:
+    def _release_attempt(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo) -> None:
         """The current attempt is over: it no longer counts as handed to a worker."""
-        if info.started:
-            info.started = False
-            self.outstanding_changed(-1)
+        info.started = False
+        self.outstanding.discard(self.run_key(st), activity_task_key(info.scheduled_event_id, info.attempt))
 
     def _after_outcome(self: "HistoryEngine", txn: Txn, sticky_queue: str) -> None:
         st = txn.state
@@ -210,7 +213,7 @@ class ActivitiesMixin:
                 t = info.timers.pop(sub, None)
                 if t is not None:
                     txn.delete_timer(t)
-            self._release_attempt(info)
+            self._release_attempt(txn.state, info)
             info.last_worker_identity = identity or info.identity
             info.identity = ""
             info.attempt += 1

@@ -40,6 +40,7 @@ from spindle.controlplane.store import (
     TransferTask,
 )
 
+from ._outstanding import OutstandingTasks, RunKey
 from ._state import ExecutionState
 from ._tasks import TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._txn import Txn
@@ -101,7 +102,8 @@ class EngineCore:
         self._background: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self.identity = "spindle-history"
-        self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
+        #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
+        self.outstanding = OutstandingTasks(self._outstanding_changed)
         self.in_flight = 0  # commits and timer firings under way (the time-skipping clock waits for zero)
         self.due_timers = 0  # timers popped as due and not yet written
         self._pending_wt: dict[tuple[str, str, str, int], float] = {}
@@ -112,6 +114,13 @@ class EngineCore:
         # never accepts an answer to a start it did not make, and knows which starts were not its.
         self._nonce_prefix = uuid.uuid4().hex[:8]
         self._nonces = itertools.count(1)
+
+    def _outstanding_changed(self, total: int) -> None:
+        pass  # the engine tells its listeners (HistoryEngine.on_outstanding)
+
+    @staticmethod
+    def run_key(st: ExecutionState) -> RunKey:
+        return (st.namespace_id, st.workflow_id, st.run_id)
 
     def next_nonce(self) -> str:
         """A new workflow-task start nonce (its first 8 characters name this engine instance)."""

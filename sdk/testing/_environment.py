@@ -160,8 +160,10 @@ class WorkflowEnvironment:
         """Let ``duration`` (a timedelta or seconds) pass.
 
         With time skipping, the virtual clock advances by exactly ``duration``, stopping
-        at every timer due on the way so timers fire in order and the work they trigger
-        runs at the right time; the call returns when that work has settled. Without
+        at every timer due on the way so timers fire in order and the workflow tasks
+        they trigger run at the right time; the call returns when those have settled.
+        It never waits for an activity: time moves while activities run, so a hung
+        activity's start-to-close (or heartbeat) timeout fires in virtual time. Without
         time skipping this is ``asyncio.sleep``.
 
         Raises:
