@@ -39,7 +39,8 @@ class EmbeddedStub:
             try:
                 return await fn(request, deadline)
             except ServiceError as e:
-                raise grpc.aio.AioRpcError(e.code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=e.message) from None
+                raise grpc.aio.AioRpcError(e.code, grpc.aio.Metadata(), grpc.aio.Metadata(*e.trailing_metadata()),
+                                           details=e.message) from None
 
         call.__name__ = name
         return call

@@ -129,7 +129,7 @@ def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowService
             try:
                 return await _m(request, deadline)
             except ServiceError as e:
-                await context.abort(e.code, clip_details(e.message))
+                await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:
                 log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
                          loop.time() - started)

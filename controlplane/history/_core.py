@@ -406,7 +406,7 @@ class EngineCore:
             m2.events = [(e.event_id, e.SerializeToString()) for e in nevents]
             m2.transfer_insert = ntr
             m2.timer_insert = ntm
-            m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, "")
+            m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, txn.new_run_request_id)
             m2.current_expect = st.run_id
             m.current = None
             m.also.append(m2)

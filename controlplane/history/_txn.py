@@ -44,6 +44,8 @@ class Txn:
         self.after_commit: list[Callable[[], Any]] = []
         self.wake = False
         self.new_run: tuple[ExecutionState, list[pb.HistoryEvent], list[Task], list[Task]] | None = None
+        #: The request id that starts ``new_run`` (kept on its current-run row for start idempotency).
+        self.new_run_request_id = ""
         self.current_status: int | None = None
         self.eager_activities: list[int] = []
         self._started_ids: dict[int, int] = {}

@@ -24,6 +24,7 @@ from spindle.exceptions import (
     ApplicationError,
     ChildWorkflowError,
     TerminatedError,
+    WorkflowAlreadyStartedError,
     WorkflowFailureError,
     WorkflowNotFoundError,
 )
@@ -609,6 +610,31 @@ async def test_workflow_run_timeout(client: Client, tq: str) -> None:
     events = await history(client, h.id)
     assert events[-1].event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT
     assert (await h.describe()).status is WorkflowExecutionStatus.TIMED_OUT
+
+
+async def test_already_started_error_carries_the_running_run_id_over_grpc(client: Client, tq: str) -> None:
+    wid = uid("dup")
+    first = await client.start_workflow(WaitsForCancel.run, id=wid, task_queue=tq)
+    with pytest.raises(WorkflowAlreadyStartedError) as ei:
+        await client.start_workflow(WaitsForCancel.run, id=wid, task_queue=tq)
+    assert (ei.value.run_id, ei.value.workflow_id, ei.value.workflow_type) == (first.result_run_id, wid, "WaitsForCancel")
+    # the raw status: the details travel in the trailing metadata, whatever the client
+    with pytest.raises(grpc.aio.AioRpcError) as raw:
+        await client.stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace="default", workflow_id=wid, workflow_type="WaitsForCancel", task_queue=tq, request_id="other"))
+    assert raw.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    [(_, value)] = [kv for kv in raw.value.trailing_metadata() if kv[0] == "spindle-workflow-already-started-bin"]
+    details = pb.WorkflowExecutionAlreadyStartedFailure.FromString(value)
+    assert details.run_id == first.result_run_id and details.start_request_id
+    await first.terminate("done")
+
+
+async def test_start_dev_default_namespace_has_temporals_dev_search_attributes(client: Client) -> None:
+    ns = await client.describe_namespace("default")
+    assert {"CustomKeywordField": "Keyword", "CustomStringField": "Text", "CustomTextField": "Text",
+            "CustomIntField": "Int", "CustomDoubleField": "Double", "CustomBoolField": "Bool",
+            "CustomDatetimeField": "Datetime", "CustomKeywordListField": "KeywordList"}.items() \
+        <= dict(ns.search_attributes).items()
 
 
 async def test_every_event_type_was_seen(client: Client) -> None:
