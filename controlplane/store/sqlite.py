@@ -111,7 +111,8 @@ def _ensure_sa_indexes(conn: sqlite3.Connection, namespace_data: str) -> None:
     for name, sa_type in attrs.items():
         if int(sa_type) in _INDEXED_SA_TYPES and _SA_NAME.match(name):
             conn.execute(f'CREATE INDEX IF NOT EXISTS "vis_sa_{name}" ON visibility (namespace_id, '
-                         f"json_extract(search_attributes, '$.\"{name}\"'), start_time_ms DESC, run_id)")
+                         f"json_extract(search_attributes, '$.\"{name}\"'), start_time_ms DESC, run_id) "
+                         f"WHERE json_extract(search_attributes, '$.\"{name}\"') IS NOT NULL")
 
 
 EXEC_COLUMNS = (

@@ -75,7 +75,11 @@ class WorkflowEnvironment:
 
         Args:
             start_time: the initial virtual time (default: now, to the millisecond).
-            namespace: the namespace the client addresses (it is created).
+            namespace: the namespace the client addresses (it is created, with the search
+                attributes Temporal's dev server registers: ``CustomKeywordField``,
+                ``CustomStringField``, ``CustomTextField``, ``CustomIntField``,
+                ``CustomDoubleField``, ``CustomBoolField``, ``CustomDatetimeField``,
+                ``CustomKeywordListField``).
             data_converter / codecs: passed to the client.
             config: control-plane settings (default: ``ServerConfig(num_shards=1)`` with a
                 retention of a century, so closed runs are never deleted under a test;
@@ -84,7 +88,7 @@ class WorkflowEnvironment:
         clock = VirtualClock(None if start_time is None else int(start_time.timestamp() * 1000))
         cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
                                             default_retention_days=_TEST_RETENTION_DAYS)
-        cp = await embedded.start(":memory:", clock=clock, config=cfg, namespace=namespace)
+        cp = await embedded.start(":memory:", clock=clock, config=cfg, namespace=namespace, dev_search_attributes=True)
         try:
             skipper = TimeSkipper(cp.control_plane.engine, clock)
             client = TimeSkippingClient(cp.stub, skipper=skipper, namespace=namespace,
@@ -110,7 +114,7 @@ class WorkflowEnvironment:
         """
         cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
                                             default_retention_days=_TEST_RETENTION_DAYS)
-        cp = await embedded.start(":memory:", config=cfg, namespace=namespace)
+        cp = await embedded.start(":memory:", config=cfg, namespace=namespace, dev_search_attributes=True)
         client = Client(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs)
         return cls(cp, client, None)
 

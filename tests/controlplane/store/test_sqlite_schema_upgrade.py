@@ -50,3 +50,32 @@ async def test_a_version_1_database_gets_activity_state(tmp_path: Path) -> None:
     store = SqliteStore(path)  # opening again changes nothing
     await store.open(2)
     await store.close()
+
+
+async def test_custom_search_attribute_indexes_are_partial_and_serve_filters(tmp_path: Path) -> None:
+    """Rows without the attribute cost the index nothing (dev namespaces register eight); filters still use it."""
+    import json
+
+    from spindle.controlplane.store import NamespaceRow
+    from spindle.controlplane.visibility import compile_query
+
+    path = str(tmp_path / "sa.db")
+    store = SqliteStore(path)
+    await store.open(1)
+    try:
+        await store.create_namespace(NamespaceRow("nsid", "ns", json.dumps({"search_attributes": {"CustomIntField": 2}})))
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        [(sql,)] = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vis_sa_CustomIntField'").fetchall()
+        assert "IS NOT NULL" in sql
+        q = compile_query("CustomIntField > 3 AND CustomIntField <= 10", search_attributes={"CustomIntField": "Int"},
+                          dialect="sqlite")
+        params = dict(q.params, __ns="nsid", __limit=10, __offset=0)
+        plan = conn.execute(f"EXPLAIN QUERY PLAN SELECT run_id FROM visibility WHERE namespace_id = :__ns AND ({q.where}) "
+                            f"ORDER BY {q.order_by or 'start_time_ms DESC, run_id'} LIMIT :__limit OFFSET :__offset",
+                            params).fetchall()
+        assert any("vis_sa_CustomIntField" in str(row) for row in plan), plan
+    finally:
+        conn.close()
