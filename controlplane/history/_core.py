@@ -67,6 +67,9 @@ class Shard:
         self.acks: list[int] = []  # transfer task ids done, deleted in the next ack batch
         self.timer_acks: list[tuple[int, int]] = []
         self.visibility: list[Any] = []
+        #: (namespace_id, run_id) -> history length of running runs, written with the next ack batch
+        #: (coalesced: one row update per run and batch, not a write per workflow task).
+        self.history_lengths: dict[tuple[str, str], int] = {}
 
     def next_task_id(self) -> int:
         self._seq += 1
@@ -179,9 +182,10 @@ class EngineCore:
                 await loop
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it is going away
                 pass
-        if shard is not None and (shard.acks or shard.timer_acks or shard.visibility):
+        if shard is not None and (shard.acks or shard.timer_acks or shard.visibility or shard.history_lengths):
             m = Mutation(shard_id=shard_id, range_id=shard.range_id, transfer_delete=shard.acks,
-                         timer_delete=shard.timer_acks, visibility=shard.visibility)
+                         timer_delete=shard.timer_acks, visibility=shard.visibility,
+                         visibility_history_length=[(ns, rid, n) for (ns, rid), n in shard.history_lengths.items()])
             try:
                 await self.store.apply(m)  # fenced: refused if the shard already moved (then redone by the new owner)
             except StoreError:
@@ -506,6 +510,17 @@ class EngineCore:
                 t = Task.decode(r.data, task_id=r.task_id)
                 self.process_transfer(shard, t)
 
+    def note_history_length(self, st: ExecutionState) -> None:
+        """Queue ``st``'s history length for its visibility row, with the shard's next ack batch.
+
+        Visibility rows are written when a run starts, upserts search attributes and
+        closes; without this ``list_workflows`` kept showing a running run's length at its
+        start. Coalesced per run and batch, so it adds no write per event or per task.
+        """
+        shard = self.shards.get(st.shard_id)
+        if shard is not None and st.running:
+            shard.history_lengths[(st.namespace_id, st.run_id)] = st.next_event_id - 1
+
     def ack_transfer(self, shard_id: int, task_id: int) -> None:
         shard = self.shards.get(shard_id)
         if shard is not None:
@@ -518,21 +533,26 @@ class EngineCore:
 
     async def _flush_acks(self) -> None:
         for shard in self.shards.values():
-            if not (shard.acks or shard.timer_acks or shard.visibility):
+            if not (shard.acks or shard.timer_acks or shard.visibility or shard.history_lengths):
                 continue
             m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
             m.transfer_delete, shard.acks = shard.acks, []
             m.timer_delete, shard.timer_acks = shard.timer_acks, []
             m.visibility, shard.visibility = shard.visibility, []
+            lengths, shard.history_lengths = shard.history_lengths, {}
+            m.visibility_history_length = [(ns, rid, n) for (ns, rid), n in lengths.items()]
             try:
                 await self.store.apply(m)
             except StoreError as e:
                 # Put the batch back for the next flush (deletes are idempotent; visibility rows are
-                # upserts kept in order, so a newer row of a run still wins). Dropping it left
-                # visibility stale (a completed run listed as running) until a restart.
+                # upserts kept in order, so a newer row of a run still wins; history lengths only
+                # rise). Dropping it left visibility stale (a completed run listed as running)
+                # until a restart.
                 shard.acks[:0] = m.transfer_delete
                 shard.timer_acks[:0] = m.timer_delete
                 shard.visibility[:0] = m.visibility
+                for key, n in lengths.items():
+                    shard.history_lengths[key] = max(n, shard.history_lengths.get(key, 0))
                 log.warning("ack batch failed; retried with the next one: %s", e)
 
     # ------------------------------------------------------------------ matching glue

@@ -294,6 +294,8 @@ class WorkflowTasksMixin:
                         "workflow %s/%s has %d events (limit %d): consider continue-as-new",
                         st.workflow_id, st.run_id, st.next_event_id - 1, self.config.history_max_events)
             handed = self.start_inline_tasks(txn, req.identity)
+            if st.running:
+                txn.after_commit.append(lambda: self.note_history_length(st))
             await self.commit(txn)
             return self._completion_response(handed)
 

@@ -695,6 +695,11 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
                 for v in m.visibility
             ],
         )
+    if m.visibility_history_length:
+        conn.executemany(
+            "UPDATE visibility SET history_length=? WHERE namespace_id=? AND run_id=? AND history_length<?",
+            [(n, ns, rid, n) for ns, rid, n in m.visibility_history_length],
+        )
     if m.visibility_delete:
         conn.executemany("DELETE FROM visibility WHERE namespace_id=? AND run_id=?", m.visibility_delete)
     if m.delete_execution is not None:

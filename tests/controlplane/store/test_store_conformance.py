@@ -370,6 +370,28 @@ async def test_visibility_upsert_replaces(store: Store) -> None:
     assert got.status == 2 and got.close_time_ms == closed.close_time_ms
 
 
+async def test_visibility_history_length_only_rises(store: Store) -> None:
+    """The engine keeps a running run's listed history length current with coalesced, late-tolerant updates."""
+    rid = await store.acquire_shard(0, "me")
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility=[vis(2)]))  # history_length 2
+
+    async def length(i: int) -> int | None:
+        rows = [r for r in await _query(store, "") if r.run_id == f"run-{i:03d}"]
+        return rows[0].history_length if rows else None
+
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility_history_length=[(NS, "run-002", 40)]))
+    assert await length(2) == 40
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility_history_length=[(NS, "run-002", 30)]))  # late
+    assert await length(2) == 40
+    # a missing row is skipped (the mutation still applies); with a row written by the same mutation, the larger wins
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility=[vis(5), vis(9)],
+                               visibility_history_length=[(NS, "nope", 7), (NS, "run-005", 8), (NS, "run-009", 3)]))
+    assert (await length(5), await length(9)) == (8, 9)
+    assert [r.run_id for r in await _query(store, "")] == ["run-009", "run-005", "run-002"]
+    row = await store.query_visibility(NS, "", {}, "", 10, 0)
+    assert {r.run_id: r.status for r in row} == {"run-002": 1, "run-005": 1, "run-009": 1}  # nothing else changed
+
+
 # ---------------------------------------------------------------------------- namespaces and shards
 async def test_namespaces(store: Store) -> None:
     await store.create_namespace(NamespaceRow("id-b", "beta", '{"d": 1}'))
