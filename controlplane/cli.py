@@ -86,7 +86,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
         lock.acquire()
     except LockedError as e:
         raise CliError(str(e)) from None
-    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg, default_search_attributes=DEV_SEARCH_ATTRIBUTES)
+    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
+                      default_search_attributes=DEV_SEARCH_ATTRIBUTES)
     try:
         try:
             await cp.start()

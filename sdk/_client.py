@@ -25,7 +25,8 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY, messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
+from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
 from spindle._converter import DataConverter, PayloadCodec
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
