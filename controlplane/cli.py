@@ -27,7 +27,12 @@ class CliError(Exception):
 def _add_server(sub: Any) -> None:
     server = sub.add_parser("server", help="run the control plane")
     ssub = server.add_subparsers(dest="server_cmd", required=True, metavar="COMMAND")
-    dev = ssub.add_parser("start-dev", help="one process on a SQLite file (127.0.0.1:7233, namespace 'default')")
+    dev = ssub.add_parser(
+        "start-dev", help="one process on a SQLite file (127.0.0.1:7233, namespace 'default')",
+        description="One control-plane process on a SQLite file. The namespace 'default' is created with the "
+                    "search attributes Temporal's dev server registers: CustomKeywordField, CustomStringField, "
+                    "CustomTextField, CustomIntField, CustomDoubleField, CustomBoolField, CustomDatetimeField, "
+                    "CustomKeywordListField.")
     dev.add_argument("--db", default="spindle.db", help="SQLite file (created if missing; default ./spindle.db)")
     dev.add_argument("--port", type=int, default=7233, help="gRPC port (default 7233; 0 picks a free one)")
     dev.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -58,6 +63,7 @@ def _start_dev(args: argparse.Namespace) -> int:
 
 async def _run_dev(args: argparse.Namespace) -> int:
     from spindle.controlplane._gc import settle_after_start
+    from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
     from spindle.controlplane.server import ControlPlane, FileLock, LockedError, serve
     from spindle.controlplane.store.sqlite import SqliteStore
 
@@ -80,7 +86,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
         lock.acquire()
     except LockedError as e:
         raise CliError(str(e)) from None
-    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg)
+    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
+                      default_search_attributes=DEV_SEARCH_ATTRIBUTES)
     try:
         try:
             await cp.start()

@@ -18,6 +18,7 @@ from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
+from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
 from spindle.controlplane.server import ControlPlane, FileLock, LockedError
 from spindle.controlplane.store.sqlite import SqliteStore
 
@@ -39,7 +40,8 @@ class EmbeddedStub:
             try:
                 return await fn(request, deadline)
             except ServiceError as e:
-                raise grpc.aio.AioRpcError(e.code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=e.message) from None
+                raise grpc.aio.AioRpcError(e.code, grpc.aio.Metadata(), grpc.aio.Metadata(*e.trailing_metadata()),
+                                           details=e.message) from None
 
         call.__name__ = name
         return call
@@ -67,8 +69,12 @@ class EmbeddedControlPlane:
 
 
 async def start(path: str, *, clock: Clock | None = None, config: ServerConfig | None = None,
-                namespace: str = "default") -> EmbeddedControlPlane:
+                namespace: str = "default", dev_search_attributes: bool = False) -> EmbeddedControlPlane:
     """Start a control plane on ``path`` (a SQLite file, or ":memory:") in this process.
+
+    ``namespace`` is created if missing; with ``dev_search_attributes`` it also gets the search
+    attributes Temporal's dev server registers (``CustomKeywordField``, ``CustomIntField``, ...:
+    ``spindle.controlplane.namespaces.DEV_SEARCH_ATTRIBUTES``), as ``spindle server start-dev`` does.
 
     Raises:
         LockedError: another process serves this file (connect to it instead).
@@ -80,7 +86,8 @@ async def start(path: str, *, clock: Clock | None = None, config: ServerConfig |
         lock.acquire()
     try:
         cfg = config or ServerConfig()
-        cp = ControlPlane(SqliteStore(path, max_batch=cfg.max_commit_batch), cfg, clock, default_namespace=namespace)
+        cp = ControlPlane(SqliteStore(path, max_batch=cfg.max_commit_batch), cfg, clock, default_namespace=namespace,
+                          default_search_attributes=DEV_SEARCH_ATTRIBUTES if dev_search_attributes else None)
         await cp.start()
     except BaseException:
         if lock is not None:

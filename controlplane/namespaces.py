@@ -30,6 +30,22 @@ SA_TYPE_NAMES = {
 }
 SA_TYPES_BY_NAME = {v: k for k, v in SA_TYPE_NAMES.items()}
 
+#: Search attributes pre-registered in the default namespace of ``spindle server start-dev`` and of
+#: the test environments (``spindle.testing.WorkflowEnvironment``), as Temporal's dev server has them,
+#: so that samples and tests written for Temporal run unchanged. (``CustomStringField`` is the older
+#: name of a Text attribute that samples still use.) Only attributes a namespace lacks are added:
+#: one its owner registered with another type keeps that type.
+DEV_SEARCH_ATTRIBUTES: dict[str, int] = {
+    "CustomKeywordField": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
+    "CustomStringField": svc.SEARCH_ATTRIBUTE_TYPE_TEXT,
+    "CustomTextField": svc.SEARCH_ATTRIBUTE_TYPE_TEXT,
+    "CustomIntField": svc.SEARCH_ATTRIBUTE_TYPE_INT,
+    "CustomDoubleField": svc.SEARCH_ATTRIBUTE_TYPE_DOUBLE,
+    "CustomBoolField": svc.SEARCH_ATTRIBUTE_TYPE_BOOL,
+    "CustomDatetimeField": svc.SEARCH_ATTRIBUTE_TYPE_DATETIME,
+    "CustomKeywordListField": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST,
+}
+
 
 @dataclass
 class Namespace:
@@ -159,11 +175,17 @@ class NamespaceRegistry:
         self._cache(ns)
         return ns
 
-    async def ensure(self, name: str) -> Namespace:
-        """Create ``name`` with defaults unless it exists."""
-        if name in self._by_name:
-            return self._by_name[name]
-        return await self.create(svc.CreateNamespaceRequest(name=name))
+    async def ensure(self, name: str, search_attributes: dict[str, int] | None = None) -> Namespace:
+        """Create ``name`` with defaults unless it exists; register those of ``search_attributes`` it lacks.
+
+        An attribute the namespace already has keeps its type (no error).
+        """
+        wanted = dict(search_attributes or {})
+        ns = self._by_name.get(name)
+        if ns is None:
+            return await self.create(svc.CreateNamespaceRequest(name=name, search_attributes=wanted))
+        missing = {k: v for k, v in wanted.items() if k not in ns.search_attributes}
+        return await self.add_search_attributes(name, missing) if missing else ns
 
     async def update(self, req: svc.UpdateNamespaceRequest) -> Namespace:
         ns = self.get(req.name, "name")

@@ -90,7 +90,8 @@ class ControlPlane:
     """One control-plane process: owns every shard of its store (SQLite) or those it leases (cluster)."""
 
     def __init__(self, store: Store, config: ServerConfig | None = None, clock: Clock | None = None,
-                 default_namespace: str | None = "default") -> None:
+                 default_namespace: str | None = "default",
+                 default_search_attributes: dict[str, int] | None = None) -> None:
         self.store = store
         self.config = config or ServerConfig()
         self.clock = clock or Clock()
@@ -98,12 +99,14 @@ class ControlPlane:
         self.engine = HistoryEngine(store, self.config, self.clock, self.namespaces)
         self.frontend = FrontendService(store, self.config, self.namespaces, self.engine)
         self.default_namespace = default_namespace
+        #: Registered in the default namespace at start (those it lacks): DEV_SEARCH_ATTRIBUTES for start-dev.
+        self.default_search_attributes = default_search_attributes
 
     async def start(self) -> None:
         await self.store.open(self.config.num_shards)
         await self.namespaces.load()
         if self.default_namespace:
-            await self.namespaces.ensure(self.default_namespace)
+            await self.namespaces.ensure(self.default_namespace, self.default_search_attributes)
         await self.engine.start()
 
     async def stop(self) -> None:
@@ -129,7 +132,7 @@ def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowService
             try:
                 return await _m(request, deadline)
             except ServiceError as e:
-                await context.abort(e.code, clip_details(e.message))
+                await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:
                 log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
                          loop.time() - started)

@@ -26,6 +26,7 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
+from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
 from spindle._converter import DataConverter, PayloadCodec
@@ -90,21 +91,47 @@ def _status_name(e: grpc.aio.AioRpcError) -> str:
     return code.name if code is not None else "UNKNOWN"
 
 
-def map_rpc_error(e: grpc.aio.AioRpcError, *, not_found: str = "workflow") -> E.RPCError:
+def map_rpc_error(e: grpc.aio.AioRpcError, *, not_found: str = "workflow", workflow_id: str = "",
+                  workflow_type: str = "") -> E.RPCError:
     """Translate a gRPC error into the SDK's taxonomy.
 
     ``not_found`` says what a NOT_FOUND means for this call: ``"workflow"`` (a
     :class:`WorkflowNotFoundError`), or ``"rpc"`` (a plain :class:`RPCError`). A
     message that mentions a namespace always gives :class:`NamespaceNotFoundError`.
+    An ALREADY_EXISTS that carries a refused start's details (the existing run's id, in
+    the trailing metadata) gives :class:`WorkflowAlreadyStartedError` with ``run_id``
+    filled; ``workflow_id`` / ``workflow_type`` are the refused start's.
     """
     msg = e.details() or _status_name(e)
     code = e.code()
+    if code == grpc.StatusCode.ALREADY_EXISTS:
+        run_id = _already_started_run_id(e)
+        if run_id is not None:
+            return E.WorkflowAlreadyStartedError(msg, workflow_id=workflow_id, workflow_type=workflow_type,
+                                                 run_id=run_id)
     if code == grpc.StatusCode.NOT_FOUND:
         if "namespace" in msg.lower():
             return E.NamespaceNotFoundError(msg)
         if not_found == "workflow":
             return E.WorkflowNotFoundError(msg)
     return E.RPCError(msg, status=_status_name(e))
+
+
+def _already_started_run_id(e: grpc.aio.AioRpcError) -> str | None:
+    """The existing run's id from an ALREADY_EXISTS status's details, or None when it carries none."""
+    try:
+        trailing = e.trailing_metadata() or ()
+    except Exception:  # noqa: BLE001 - a hand-made error without metadata
+        return None
+    for key, value in trailing:
+        if key == WORKFLOW_ALREADY_STARTED_KEY and isinstance(value, bytes):
+            details = pb.WorkflowExecutionAlreadyStartedFailure()
+            try:
+                details.ParseFromString(value)
+            except Exception:  # noqa: BLE001 - not a details message: as if absent
+                return None
+            return details.run_id
+    return None
 
 
 def _type_name(target: Any) -> tuple[str, Any]:
@@ -527,8 +554,9 @@ class Client:
             id: the workflow id (unique among running executions of the namespace).
             task_queue: where workers pick the run's tasks up.
             id_reuse_policy: may a *closed* run's id be reused.
-            id_conflict_policy: ``USE_EXISTING`` returns the running execution's handle
-                instead of failing.
+            id_conflict_policy: what to do when a run with this id is *running*:
+                ``FAIL`` (raise), ``USE_EXISTING`` (return its handle instead),
+                ``TERMINATE_EXISTING`` (terminate it and start this one, in one step).
             execution_timeout / run_timeout / task_timeout: limits of the whole chain
                 of runs, of one run, and of one workflow task.
             memo: non-indexed values shown by ``describe()``.
@@ -586,9 +614,11 @@ class Client:
                 await self._encode(start)
                 resp = await self._stub.StartWorkflowExecution(start)
         except grpc.aio.AioRpcError as e:
-            if e.code() == grpc.StatusCode.ALREADY_EXISTS:
-                raise E.WorkflowAlreadyStartedError(e.details() or "workflow already started", workflow_id=id) from e
-            raise map_rpc_error(e) from e
+            mapped = map_rpc_error(e, workflow_id=id, workflow_type=name)
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS and not isinstance(mapped, E.WorkflowAlreadyStartedError):
+                mapped = E.WorkflowAlreadyStartedError(e.details() or "workflow already started", workflow_id=id,
+                                                       workflow_type=name)
+            raise mapped from e
         return WorkflowHandle(self, id, run_id=resp.run_id, result_run_id=resp.run_id,
                               first_execution_run_id=resp.run_id, result_type=result_type or hint,
                               target_run=False)

@@ -21,10 +21,17 @@ class WorkflowIDReusePolicy(enum.IntEnum):
 
 
 class WorkflowIDConflictPolicy(enum.IntEnum):
-    """What a start does when a *running* execution has the same id."""
+    """What a start does when a *running* execution has the same id.
+
+    ``FAIL`` (the default) raises :class:`~spindle.exceptions.WorkflowAlreadyStartedError`;
+    ``USE_EXISTING`` returns a handle to the running run; ``TERMINATE_EXISTING`` terminates
+    the running run and starts the new one in one step (the id reuse policy, which governs
+    *closed* runs, is not consulted; ``REJECT_DUPLICATE`` with it is refused as invalid).
+    """
 
     FAIL = pb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
     USE_EXISTING = pb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+    TERMINATE_EXISTING = pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
 
 
 class ParentClosePolicy(enum.IntEnum):

@@ -277,11 +277,20 @@ class RPCError(SpindleError):
 
 
 class WorkflowAlreadyStartedError(RPCError):
-    """A start was refused: a run with this workflow id exists and the policy forbids another."""
+    """A start was refused: a run with this workflow id exists and the policies forbid another.
 
-    def __init__(self, message: str, *, workflow_id: str = "", run_id: str = "") -> None:
+    Attributes:
+        workflow_id: the workflow id of the refused start.
+        workflow_type: the workflow type the refused start asked for.
+        run_id: the existing run's id (the running run; for a refusal by the id reuse
+            policy, the closed run that holds the id), as the server reports it; empty
+            only if the server did not say.
+    """
+
+    def __init__(self, message: str, *, workflow_id: str = "", workflow_type: str = "", run_id: str = "") -> None:
         super().__init__(message, status="ALREADY_EXISTS")
         self.workflow_id = workflow_id
+        self.workflow_type = workflow_type
         self.run_id = run_id
 
 

@@ -53,6 +53,7 @@ class WorkflowIdConflictPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper
     WORKFLOW_ID_CONFLICT_POLICY_UNSPECIFIED: _ClassVar[WorkflowIdConflictPolicy]
     WORKFLOW_ID_CONFLICT_POLICY_FAIL: _ClassVar[WorkflowIdConflictPolicy]
     WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING: _ClassVar[WorkflowIdConflictPolicy]
+    WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING: _ClassVar[WorkflowIdConflictPolicy]
 
 class ParentClosePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -165,6 +166,7 @@ WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE: WorkflowIdReusePolicy
 WORKFLOW_ID_CONFLICT_POLICY_UNSPECIFIED: WorkflowIdConflictPolicy
 WORKFLOW_ID_CONFLICT_POLICY_FAIL: WorkflowIdConflictPolicy
 WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING: WorkflowIdConflictPolicy
+WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING: WorkflowIdConflictPolicy
 PARENT_CLOSE_POLICY_UNSPECIFIED: ParentClosePolicy
 PARENT_CLOSE_POLICY_TERMINATE: ParentClosePolicy
 PARENT_CLOSE_POLICY_ABANDON: ParentClosePolicy
@@ -1398,3 +1400,31 @@ class WorkflowQuery(_message.Message):
     query_args: Payloads
     header: Header
     def __init__(self, query_type: _Optional[str] = ..., query_args: _Optional[_Union[Payloads, _Mapping]] = ..., header: _Optional[_Union[Header, _Mapping]] = ...) -> None: ...
+
+class WorkflowExecutionAlreadyStartedFailure(_message.Message):
+    __slots__ = ("start_request_id", "run_id")
+    START_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    start_request_id: str
+    run_id: str
+    def __init__(self, start_request_id: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class PendingActivityAttempt(_message.Message):
+    __slots__ = ("scheduled_event_id", "attempt", "attempt_scheduled_time_ms", "last_failure", "last_worker_identity")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_SCHEDULED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    LAST_WORKER_IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    attempt: int
+    attempt_scheduled_time_ms: int
+    last_failure: Failure
+    last_worker_identity: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., attempt: _Optional[int] = ..., attempt_scheduled_time_ms: _Optional[int] = ..., last_failure: _Optional[_Union[Failure, _Mapping]] = ..., last_worker_identity: _Optional[str] = ...) -> None: ...
+
+class ActivityRetryState(_message.Message):
+    __slots__ = ("activities",)
+    ACTIVITIES_FIELD_NUMBER: _ClassVar[int]
+    activities: _containers.RepeatedCompositeFieldContainer[PendingActivityAttempt]
+    def __init__(self, activities: _Optional[_Iterable[_Union[PendingActivityAttempt, _Mapping]]] = ...) -> None: ...

@@ -85,7 +85,7 @@ class InternalService:
             out = await self.dispatch(payload, remaining)
             return json.dumps(out).encode()
         except ServiceError as e:
-            await context.abort(e.code, e.message)
+            await context.abort(e.code, e.message, trailing_metadata=e.trailing_metadata())
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - reported as INTERNAL with its type

@@ -44,7 +44,12 @@ def unb64(text: str) -> bytes:
 def to_service_error(e: grpc.aio.AioRpcError) -> errors.ServiceError:
     """The ServiceError a peer's status stands for (so the caller's client sees the same status)."""
     cls = _CODES.get(e.code(), errors.ServiceError)
-    err = cls(e.details() or str(e.code()))
+    message = e.details() or str(e.code())
+    if cls is errors.AlreadyExists:  # keep the refused start's details (the running run's id)
+        started = errors.already_started_details(e.trailing_metadata())
+        if started is not None:
+            return errors.AlreadyExists(message, run_id=started[0], start_request_id=started[1])
+    err = cls(message)
     if cls is errors.ServiceError:
         err.code = e.code()
     return err

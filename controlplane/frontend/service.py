@@ -116,6 +116,11 @@ class FrontendService:
             check_timeout(getattr(req, f), f)
         check_enum(req.workflow_id_reuse_policy, pb.WorkflowIdReusePolicy, "workflow_id_reuse_policy")
         check_enum(req.workflow_id_conflict_policy, pb.WorkflowIdConflictPolicy, "workflow_id_conflict_policy")
+        if req.workflow_id_conflict_policy == pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING \
+                and req.workflow_id_reuse_policy == pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
+            # as in Temporal: terminating the running run to start another is a reuse of the id
+            raise InvalidArgument("workflow_id_reuse_policy: REJECT_DUPLICATE cannot be used together with "
+                                  "workflow_id_conflict_policy TERMINATE_EXISTING")
         check_payloads(self.config, "input", req.input, req.memo, req.header)
         check_search_attributes(ns, req.search_attributes, "search_attributes")
         return ns

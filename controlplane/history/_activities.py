@@ -11,6 +11,7 @@ from spindle.controlplane.matching import KIND_ACTIVITY, TaskRef
 from spindle.controlplane.store import Mutation
 
 from . import _retry
+from ._outstanding import ACTIVITY as OUT_ACTIVITY, activity_task_key
 from ._state import ActivityInfo, ExecutionState
 from ._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
 from ._tokens import ACTIVITY, TaskToken
@@ -51,7 +52,7 @@ class ActivitiesMixin:
                          info.attempt, sub, fire_time_ms=now + ms)
                 self.add_start_timer(st, t, m, txn)
                 info.timers[sub] = t
-        self.outstanding_changed(+1)
+        self.outstanding.add(self.run_key(st), activity_task_key(info.scheduled_event_id, info.attempt), OUT_ACTIVITY)
         tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
         resp = svc.PollActivityTaskQueueResponse(
             task_token=tok.encode(), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
@@ -95,17 +96,24 @@ class ActivitiesMixin:
     def _pending_activity(self: "HistoryEngine", st: ExecutionState | None, tok: TaskToken) -> ActivityInfo:
         info = st.activities.get(tok.scheduled_event_id) if st is not None and st.running else None
         if info is None or info.attempt != tok.attempt or info.closed:
+            # the attempt is over for the server: its worker no longer counts as busy with it
+            self.outstanding.discard((tok.namespace_id, tok.workflow_id, tok.run_id),
+                                     activity_task_key(tok.scheduled_event_id, tok.attempt))
             raise NotFound("task_token: activity task not found (already completed, timed out or retried, or the "
                            "execution closed)")
         return info
 
     def _attempt_started(self: "HistoryEngine", txn: Txn, info: ActivityInfo) -> None:
+        """ActivityTaskStarted of the activity's final attempt (written with its outcome)."""
         txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_STARTED, "activity_task_started_event_attributes",
                      pb.ActivityTaskStartedEventAttributes(scheduled_event_id=info.scheduled_event_id, identity=info.identity,
                                                            attempt=info.attempt, last_failure=info.last_failure))
-        if info.started:
-            info.started = False
-            self.outstanding_changed(-1)
+        self._release_attempt(txn.state, info)
+
+    def _release_attempt(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo) -> None:
+        """The current attempt is over: it no longer counts as handed to a worker."""
+        info.started = False
+        self.outstanding.discard(self.run_key(st), activity_task_key(info.scheduled_event_id, info.attempt))
 
     def _after_outcome(self: "HistoryEngine", txn: Txn, sticky_queue: str) -> None:
         st = txn.state
@@ -182,47 +190,54 @@ class ActivitiesMixin:
 
     def _fail_attempt(self: "HistoryEngine", txn: Txn, info: ActivityInfo, failure: pb.Failure, *,
                       timeout_sub: str | None, identity: str = "") -> None:
-        """Record a failed or timed-out attempt; schedule the next one or give up per the retry policy."""
+        """Record a failed or timed-out attempt: retried per the retry policy, or final.
+
+        A retried attempt writes no history event (as in Temporal: polling by retrying an
+        activity must not grow the history): the attempt count, its schedule time and the
+        failure change in memory and on the execution row (``ActivityRetryState``), and
+        show in ``describe``'s pending activities. The final attempt writes
+        ActivityTaskStarted (carrying the attempt and the previous failure) if it started,
+        then ActivityTaskFailed / ActivityTaskTimedOut with the reason it was not retried.
+        """
         now = txn.now_ms
         if timeout_sub in ("SCHEDULE_TO_CLOSE", "SCHEDULE_TO_START"):
             decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_TIMEOUT)
+        elif info.cancel_requested:
+            decision = _retry.RetryDecision(False, 0, pb.RETRY_STATE_CANCEL_REQUESTED)
         else:
             decision = _retry.decide(info.retry_policy, attempt=info.attempt, failure=failure, now_ms=now,
                                      schedule_to_close_deadline_ms=info.schedule_to_close_deadline_ms,
                                      timeout=timeout_sub is not None)
-        was_started = info.started or timeout_sub in ("START_TO_CLOSE", "HEARTBEAT") or timeout_sub is None
-        if was_started:
-            self._attempt_started(txn, info)
-        attempt = info.attempt
         if decision.retry:
             for sub in ("START_TO_CLOSE", "HEARTBEAT", "SCHEDULE_TO_START"):
                 t = info.timers.pop(sub, None)
-                if t is not None and t.task_id:
-                    txn.timer_delete.append((t.fire_time_ms, t.task_id))
-        else:
-            self.delete_activity_timers(txn, info)
-            if txn.buffered:
-                info.closed = True
+                if t is not None:
+                    txn.delete_timer(t)
+            self._release_attempt(txn.state, info)
+            info.last_worker_identity = identity or info.identity
+            info.identity = ""
+            info.attempt += 1
+            info.attempt_scheduled_time_ms = now + decision.backoff_ms
+            info.last_failure = failure
+            info.dispatched = False
+            txn.row_changed = True
+            self._schedule_retry(txn, info, decision.backoff_ms)
+            return
+        if info.started or timeout_sub in ("START_TO_CLOSE", "HEARTBEAT") or timeout_sub is None:
+            self._attempt_started(txn, info)
+        self.delete_activity_timers(txn, info)
+        if txn.buffered:
+            info.closed = True
         if timeout_sub is None:
             txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_FAILED, "activity_task_failed_event_attributes",
                          pb.ActivityTaskFailedEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
-                                                              identity=identity, retry_state=decision.state, attempt=attempt,
-                                                              next_attempt_backoff_ms=decision.backoff_ms))
+                                                              identity=identity, retry_state=decision.state,
+                                                              attempt=info.attempt))
         else:
             txn.external(pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, "activity_task_timed_out_event_attributes",
                          pb.ActivityTaskTimedOutEventAttributes(failure=failure, scheduled_event_id=info.scheduled_event_id,
-                                                                retry_state=decision.state, attempt=attempt,
-                                                                next_attempt_backoff_ms=decision.backoff_ms))
-        if decision.retry:
-            # buffered events are not applied yet: bump the attempt in memory now
-            if txn.buffered:
-                info.attempt += 1
-                info.attempt_scheduled_time_ms = now + decision.backoff_ms
-                info.last_failure = failure
-                info.started = False
-            info.dispatched = False
-            self._schedule_retry(txn, info, decision.backoff_ms)
-        elif txn.buffered:
+                                                                retry_state=decision.state, attempt=info.attempt))
+        if txn.buffered:
             txn.wake = True
 
     def _schedule_retry(self: "HistoryEngine", txn: Txn, info: ActivityInfo, backoff_ms: int) -> None:

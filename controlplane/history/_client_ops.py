@@ -51,30 +51,41 @@ class ClientOpsMixin:
                             signal: tuple[str, pb.Payloads, pb.Header] | None) -> tuple[str, bool]:
         cur_rid = await self.current_run_id(ns.id, req.workflow_id)
         expect = ""
+        terminate: ExecutionState | None = None
         if cur_rid is not None:
             cur = await self.load(ns.id, req.workflow_id, cur_rid)
+            conflict = req.workflow_id_conflict_policy
             if cur is not None and cur.running:
-                if signal is not None:
+                if signal is not None and conflict != pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING:
                     await self._signal_locked(cur, signal[0], signal[1], signal[2], req.identity, "")
                     return cur.run_id, False
                 started_by = cur.started.identity if cur.started else ""
-                if req.request_id and await self.start_request_id(cur) == req.request_id:
+                cur_request_id = await self.start_request_id(cur)
+                if req.request_id and cur_request_id == req.request_id:
                     return cur.run_id, False
-                if req.workflow_id_conflict_policy == pb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING:
+                if conflict == pb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING:
                     return cur.run_id, False
-                raise AlreadyExists(
-                    f"workflow_id: workflow {req.workflow_id!r} is already running (run {cur.run_id}"
-                    f"{', started by ' + started_by if started_by else ''})", run_id=cur.run_id)
-            if cur is not None:
-                if req.request_id and await self.start_request_id(cur) == req.request_id:
+                if conflict != pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING:
+                    raise AlreadyExists(
+                        f"workflow_id: workflow {req.workflow_id!r} is already running (run {cur.run_id}"
+                        f"{', started by ' + started_by if started_by else ''})", run_id=cur.run_id,
+                        start_request_id=cur_request_id)
+                # TERMINATE_EXISTING: the reuse policy is not consulted (it governs closed runs; the
+                # frontend refuses REJECT_DUPLICATE with it), as in Temporal
+                terminate = cur
+            elif cur is not None:
+                cur_request_id = await self.start_request_id(cur)
+                if req.request_id and cur_request_id == req.request_id:
                     return cur.run_id, False
                 policy = req.workflow_id_reuse_policy
                 if policy == pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
                     raise AlreadyExists(f"workflow_id: workflow {req.workflow_id!r} already ran (run {cur.run_id}) and the "
-                                        "id reuse policy is REJECT_DUPLICATE", run_id=cur.run_id)
+                                        "id reuse policy is REJECT_DUPLICATE", run_id=cur.run_id,
+                                        start_request_id=cur_request_id)
                 if policy == pb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY and cur.status not in FAILED_LIKE:
                     raise AlreadyExists(f"workflow_id: workflow {req.workflow_id!r} already completed (run {cur.run_id}) and "
-                                        "the id reuse policy is ALLOW_DUPLICATE_FAILED_ONLY", run_id=cur.run_id)
+                                        "the id reuse policy is ALLOW_DUPLICATE_FAILED_ONLY", run_id=cur.run_id,
+                                        start_request_id=cur_request_id)
             expect = cur_rid
         now = self.clock.now_ms()
         rid = new_run_id()
@@ -101,11 +112,34 @@ class ClientOpsMixin:
                                                                   identity=req.identity))
         self.cache_put(st)
         try:
-            await self.commit(txn, new=True, current_expect=expect)
+            if terminate is None:
+                await self.commit(txn, new=True, current_expect=expect)
+            else:
+                await self.commit(self._terminate_for_new_run(terminate, txn, req.identity))
         except Exception:
             self.evict(st)
             raise
         return rid, True
+
+    def _terminate_for_new_run(self: "HistoryEngine", cur: ExecutionState, new: Txn, identity: str) -> Txn:
+        """One transaction that terminates ``cur`` and creates the run ``new`` builds (TERMINATE_EXISTING).
+
+        Written like continue-as-new: the closing run's mutation carries the new run's, and
+        the current-run pointer moves from ``cur`` to the new run only if it still points at
+        ``cur``. Either both happen or neither.
+        """
+        txn = Txn(cur, new.now_ms)
+        self.abandon_running_tasks(txn)
+        txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, "workflow_execution_terminated_event_attributes",
+                  pb.WorkflowExecutionTerminatedEventAttributes(
+                      reason=f"terminated by a new start of workflow id {cur.workflow_id!r} "
+                             f"(id conflict policy TERMINATE_EXISTING; new run {new.state.run_id})",
+                      identity=identity))
+        self.close_run(txn)
+        txn.new_run = (new.state, new.events, new.transfer, new.timers)
+        txn.new_run_request_id = new.start_request_id
+        txn.after_commit.extend(new.after_commit)
+        return txn
 
     # ------------------------------------------------------------------ signals
     async def signal(self: "HistoryEngine", ns: Namespace, execution: pb.WorkflowExecution, name: str, payloads: pb.Payloads,

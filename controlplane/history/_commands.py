@@ -227,7 +227,12 @@ class CommandsMixin:
             req = txn.event(pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED, "activity_task_cancel_requested_event_attributes",
                             pb.ActivityTaskCancelRequestedEventAttributes(scheduled_event_id=a.scheduled_event_id,
                                                                           workflow_task_completed_event_id=wtc))
-            if not act.started:
+            # Its outcome already arrived while this task ran (buffered, written right after the
+            # task's events): that is its one terminal event. A started attempt ends when its
+            # worker reports (the cancellation reaches it through heartbeats); one that is not
+            # running (scheduled, or waiting out a retry backoff) is cancelled now, and a late
+            # answer of its worker gets NOT_FOUND.
+            if not act.started and not act.closed:
                 self.delete_activity_timers(txn, act)
                 txn.event(pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED, "activity_task_canceled_event_attributes",
                           pb.ActivityTaskCanceledEventAttributes(latest_cancel_requested_event_id=req.event_id,

@@ -40,6 +40,7 @@ from spindle.controlplane.store import (
     TransferTask,
 )
 
+from ._outstanding import OutstandingTasks, RunKey
 from ._state import ExecutionState
 from ._tasks import TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._txn import Txn
@@ -66,6 +67,9 @@ class Shard:
         self.acks: list[int] = []  # transfer task ids done, deleted in the next ack batch
         self.timer_acks: list[tuple[int, int]] = []
         self.visibility: list[Any] = []
+        #: (namespace_id, run_id) -> history length of running runs, written with the next ack batch
+        #: (coalesced: one row update per run and batch, not a write per workflow task).
+        self.history_lengths: dict[tuple[str, str], int] = {}
 
     def next_task_id(self) -> int:
         self._seq += 1
@@ -101,7 +105,8 @@ class EngineCore:
         self._background: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self.identity = "spindle-history"
-        self.outstanding_tasks = 0  # workflow/activity tasks handed to workers and not finished
+        #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
+        self.outstanding = OutstandingTasks(self._outstanding_changed)
         self.in_flight = 0  # commits and timer firings under way (the time-skipping clock waits for zero)
         self.due_timers = 0  # timers popped as due and not yet written
         self._pending_wt: dict[tuple[str, str, str, int], float] = {}
@@ -112,6 +117,13 @@ class EngineCore:
         # never accepts an answer to a start it did not make, and knows which starts were not its.
         self._nonce_prefix = uuid.uuid4().hex[:8]
         self._nonces = itertools.count(1)
+
+    def _outstanding_changed(self, total: int) -> None:
+        pass  # the engine tells its listeners (HistoryEngine.on_outstanding)
+
+    @staticmethod
+    def run_key(st: ExecutionState) -> RunKey:
+        return (st.namespace_id, st.workflow_id, st.run_id)
 
     def next_nonce(self) -> str:
         """A new workflow-task start nonce (its first 8 characters name this engine instance)."""
@@ -170,9 +182,10 @@ class EngineCore:
                 await loop
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it is going away
                 pass
-        if shard is not None and (shard.acks or shard.timer_acks or shard.visibility):
+        if shard is not None and (shard.acks or shard.timer_acks or shard.visibility or shard.history_lengths):
             m = Mutation(shard_id=shard_id, range_id=shard.range_id, transfer_delete=shard.acks,
-                         timer_delete=shard.timer_acks, visibility=shard.visibility)
+                         timer_delete=shard.timer_acks, visibility=shard.visibility,
+                         visibility_history_length=[(ns, rid, n) for (ns, rid), n in shard.history_lengths.items()])
             try:
                 await self.store.apply(m)  # fenced: refused if the shard already moved (then redone by the new owner)
             except StoreError:
@@ -275,6 +288,7 @@ class EngineCore:
             st.buffered.append(e)
             if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and e.workflow_execution_signaled_event_attributes.request_id:
                 st.signal_request_ids.add(e.workflow_execution_signaled_event_attributes.request_id)
+        st.load_activity_retry_state(loaded.row.activity_state)
         st.db_version = loaded.row.db_version
         self.cache_put(st)
         return st
@@ -326,7 +340,7 @@ class EngineCore:
             namespace_id=st.namespace_id, workflow_id=st.workflow_id, run_id=st.run_id, shard_id=st.shard_id,
             status=st.status, next_event_id=st.next_event_id, db_version=st.db_version + 1,
             workflow_type=st.workflow_type, task_queue=st.task_queue, start_time_ms=st.start_time_ms,
-            close_time_ms=st.close_time_ms,
+            close_time_ms=st.close_time_ms, activity_state=st.activity_retry_state() if st.running else b"",
         )
 
     def _task_rows(self, shard: Shard, txn_transfer: list[Task], txn_timers: list[Task]) -> tuple[list[TransferTask], list[TimerTask]]:
@@ -352,6 +366,8 @@ class EngineCore:
         its CancelledError only once the commit has finished, so the workflow's lock is held
         until then.
         """
+        if not new:
+            self.enforce_history_limit(txn)
         task = asyncio.ensure_future(self._commit(txn, new=new, current_expect=current_expect))
         try:
             await asyncio.shield(task)
@@ -369,7 +385,7 @@ class EngineCore:
         shard = self.shards[st.shard_id]
         transfer, timers = self._task_rows(shard, txn.transfer, txn.timers)
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
-        if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered:
+        if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered or txn.row_changed:
             m.execution = self.exec_row(st)
             m.expected_version = None if new else st.db_version
         m.events = [(e.event_id, e.SerializeToString()) for e in txn.events]
@@ -394,7 +410,7 @@ class EngineCore:
             m2.events = [(e.event_id, e.SerializeToString()) for e in nevents]
             m2.transfer_insert = ntr
             m2.timer_insert = ntm
-            m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, "")
+            m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, txn.new_run_request_id)
             m2.current_expect = st.run_id
             m.current = None
             m.also.append(m2)
@@ -480,6 +496,9 @@ class EngineCore:
     def process_transfer(self, shard: Shard, t: Task) -> None:
         raise NotImplementedError  # provided by the task processing module
 
+    def enforce_history_limit(self, txn: Txn) -> None:
+        raise NotImplementedError  # provided by the workflow task module
+
     async def _recover_transfer(self, shard: Shard) -> None:
         after = 0
         while True:
@@ -490,6 +509,17 @@ class EngineCore:
                 after = r.task_id
                 t = Task.decode(r.data, task_id=r.task_id)
                 self.process_transfer(shard, t)
+
+    def note_history_length(self, st: ExecutionState) -> None:
+        """Queue ``st``'s history length for its visibility row, with the shard's next ack batch.
+
+        Visibility rows are written when a run starts, upserts search attributes and
+        closes; without this ``list_workflows`` kept showing a running run's length at its
+        start. Coalesced per run and batch, so it adds no write per event or per task.
+        """
+        shard = self.shards.get(st.shard_id)
+        if shard is not None and st.running:
+            shard.history_lengths[(st.namespace_id, st.run_id)] = st.next_event_id - 1
 
     def ack_transfer(self, shard_id: int, task_id: int) -> None:
         shard = self.shards.get(shard_id)
@@ -503,21 +533,26 @@ class EngineCore:
 
     async def _flush_acks(self) -> None:
         for shard in self.shards.values():
-            if not (shard.acks or shard.timer_acks or shard.visibility):
+            if not (shard.acks or shard.timer_acks or shard.visibility or shard.history_lengths):
                 continue
             m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
             m.transfer_delete, shard.acks = shard.acks, []
             m.timer_delete, shard.timer_acks = shard.timer_acks, []
             m.visibility, shard.visibility = shard.visibility, []
+            lengths, shard.history_lengths = shard.history_lengths, {}
+            m.visibility_history_length = [(ns, rid, n) for (ns, rid), n in lengths.items()]
             try:
                 await self.store.apply(m)
             except StoreError as e:
                 # Put the batch back for the next flush (deletes are idempotent; visibility rows are
-                # upserts kept in order, so a newer row of a run still wins). Dropping it left
-                # visibility stale (a completed run listed as running) until a restart.
+                # upserts kept in order, so a newer row of a run still wins; history lengths only
+                # rise). Dropping it left visibility stale (a completed run listed as running)
+                # until a restart.
                 shard.acks[:0] = m.transfer_delete
                 shard.timer_acks[:0] = m.timer_delete
                 shard.visibility[:0] = m.visibility
+                for key, n in lengths.items():
+                    shard.history_lengths[key] = max(n, shard.history_lengths.get(key, 0))
                 log.warning("ack batch failed; retried with the next one: %s", e)
 
     # ------------------------------------------------------------------ matching glue

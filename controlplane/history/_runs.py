@@ -108,16 +108,15 @@ class RunsMixin:
         in flight (its late completion gets NOT_FOUND) and flush buffered events into history."""
         st = txn.state
         wt = st.workflow_task
-        if wt is not None and wt.started:
-            if wt.timeout_timer is not None:
-                txn.delete_timer(wt.timeout_timer)
-            self.outstanding_changed(-1)
+        if wt is not None:
+            key = (st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id)
+            txn.after_commit.append(lambda: self.workflow_task_done(key))
+        if wt is not None and wt.started and wt.timeout_timer is not None:
+            txn.delete_timer(wt.timeout_timer)
         st.workflow_task = None
         self.flush_buffered(txn)
         for info in st.activities.values():
-            if info.started:
-                info.started = False
-                self.outstanding_changed(-1)
+            info.started = False  # their late answers get NOT_FOUND; close_run stops counting them
 
     def close_run(self: "EngineCore", txn: Txn) -> None:
         """Bookkeeping after a closing event: current pointer, visibility, parent and children."""
@@ -133,6 +132,10 @@ class RunsMixin:
         if st.run_timer is not None and st.run_timer.task_id:
             txn.timer_delete.append((st.run_timer.fire_time_ms, st.run_timer.task_id))
         txn.transfer.append(Task(T_CLOSE, st.namespace_id, st.workflow_id, st.run_id))
+        # Tasks of the run still with workers (an activity that ignores its cancellation, a
+        # workflow task of a run terminated meanwhile) no longer count as work in progress.
+        run = (st.namespace_id, st.workflow_id, st.run_id)
+        txn.after_commit.append(lambda: self.outstanding.discard_run(run))
         self.visibility_task(txn)
         self.arm_retention(txn)  # type: ignore[attr-defined]  # RetentionMixin
         pending = list(st.pending_updates.values())

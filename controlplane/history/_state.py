@@ -64,6 +64,7 @@ class ActivityInfo:
     attempt: int = 1
     attempt_scheduled_time_ms: int = 0
     last_failure: pb.Failure | None = None
+    last_worker_identity: str = ""  # the worker that ran the previous attempt
     cancel_requested: bool = False
     cancel_requested_event_id: int = 0
     # in memory only
@@ -170,6 +171,44 @@ class ExecutionState:
         """Wake long polls waiting for new events."""
         self.changed.set()
         self.changed = asyncio.Event()
+
+    # ------------------------------------------------------------------ retry state (execution row)
+    def activity_retry_state(self) -> bytes:
+        """The retry state of the pending activities past their first attempt (b"" when none).
+
+        Retried attempts write no events, so this is kept on the execution row with every
+        write of it; ``load_activity_retry_state`` puts it back after the history is replayed.
+        """
+        retrying = [a for a in self.activities.values() if a.attempt > 1]
+        if not retrying:
+            return b""
+        out = pb.ActivityRetryState()
+        for a in retrying:
+            item = out.activities.add(scheduled_event_id=a.scheduled_event_id, attempt=a.attempt,
+                                      attempt_scheduled_time_ms=a.attempt_scheduled_time_ms,
+                                      last_worker_identity=a.last_worker_identity)
+            if a.last_failure is not None:
+                item.last_failure.CopyFrom(a.last_failure)
+        return out.SerializeToString()
+
+    def load_activity_retry_state(self, raw: bytes) -> None:
+        """Restore what ``activity_retry_state`` saved (after the events were applied).
+
+        Histories written before retried attempts stopped writing events carry the count in
+        their IN_PROGRESS failure events; the row's state, when later, wins.
+        """
+        if not raw:
+            return
+        state = pb.ActivityRetryState()
+        state.ParseFromString(raw)
+        for item in state.activities:
+            info = self.activities.get(item.scheduled_event_id)
+            if info is None or item.attempt < info.attempt:
+                continue
+            info.attempt = item.attempt
+            info.attempt_scheduled_time_ms = item.attempt_scheduled_time_ms
+            info.last_worker_identity = item.last_worker_identity
+            info.last_failure = item.last_failure if item.HasField("last_failure") else None
 
     # ------------------------------------------------------------------ folding
     def apply(self, e: pb.HistoryEvent) -> None:

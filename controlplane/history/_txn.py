@@ -34,6 +34,8 @@ class Txn:
         self.events: list[pb.HistoryEvent] = []
         self.buffered: list[pb.HistoryEvent] = []
         self.clear_buffered = False
+        #: The execution row must be written although no event is (a retried activity attempt).
+        self.row_changed = False
         self.transfer: list[Task] = []
         self.timers: list[Task] = []
         self.timer_delete: list[tuple[int, int]] = []
@@ -42,6 +44,8 @@ class Txn:
         self.after_commit: list[Callable[[], Any]] = []
         self.wake = False
         self.new_run: tuple[ExecutionState, list[pb.HistoryEvent], list[Task], list[Task]] | None = None
+        #: The request id that starts ``new_run`` (kept on its current-run row for start idempotency).
+        self.new_run_request_id = ""
         self.current_status: int | None = None
         self.eager_activities: list[int] = []
         self._started_ids: dict[int, int] = {}

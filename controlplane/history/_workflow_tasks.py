@@ -11,6 +11,7 @@ from spindle.controlplane.errors import InvalidArgument, NotFound
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, TimerTask
 
+from ._outstanding import WORKFLOW as OUT_WORKFLOW, workflow_task_key
 from ._state import ExecutionState, WorkflowTaskInfo
 from ._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._tokens import WORKFLOW, BadTokenError, TaskToken
@@ -117,7 +118,7 @@ class WorkflowTasksMixin:
         events = st.events[first:]
         events.append(started)
         tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce)
-        self.outstanding_changed(+1)
+        self.outstanding.add(self.run_key(st), workflow_task_key(wt.nonce), OUT_WORKFLOW)
         return svc.PollWorkflowTaskQueueResponse(
             task_token=tok.encode(),
             workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
@@ -184,6 +185,7 @@ class WorkflowTasksMixin:
         wt = st.workflow_task if st is not None else None
         if st is None or not st.running or wt is None or not wt.started or wt.scheduled_event_id != tok.scheduled_event_id \
                 or wt.nonce != tok.nonce:
+            self.outstanding.discard((tok.namespace_id, tok.workflow_id, tok.run_id), workflow_task_key(tok.nonce))
             raise NotFound("task_token: workflow task not found (already completed or timed out, or the execution closed)")
         return wt
 
@@ -195,7 +197,7 @@ class WorkflowTasksMixin:
         txn.append_numbered(wt.started_event)
         if wt.timeout_timer is not None:
             txn.delete_timer(wt.timeout_timer)
-        self.outstanding_changed(-1)
+        self.outstanding.discard(self.run_key(st), workflow_task_key(wt.nonce))
 
     def fail_workflow_task(self: "HistoryEngine", txn: Txn, wt: WorkflowTaskInfo, cause: int, failure: pb.Failure,
                            identity: str, *, timed_out: bool = False, inline: bool = False) -> None:
@@ -292,6 +294,8 @@ class WorkflowTasksMixin:
                         "workflow %s/%s has %d events (limit %d): consider continue-as-new",
                         st.workflow_id, st.run_id, st.next_event_id - 1, self.config.history_max_events)
             handed = self.start_inline_tasks(txn, req.identity)
+            if st.running:
+                txn.after_commit.append(lambda: self.note_history_length(st))
             await self.commit(txn)
             return self._completion_response(handed)
 
@@ -305,6 +309,21 @@ class WorkflowTasksMixin:
             resp.workflow_task.CopyFrom(wt)
         resp.activity_tasks.extend(acts)
         return resp
+
+    def enforce_history_limit(self: "HistoryEngine", txn: Txn) -> None:
+        """Before a commit: fail the run if the events ``txn`` appends bring it to ``history_max_events``.
+
+        A completing workflow task checks this itself (after its commands); this catches the
+        events the engine appends on its own (signals, timer fires, activity and child
+        outcomes, cancel requests) while no workflow task runs, so the history never grows
+        past the limit by more than one write and the closing failure. (Events buffered
+        behind a running task are written, and checked, when it completes.)
+        """
+        st = txn.state
+        if not txn.events or not st.running or st.next_event_id <= self.config.history_max_events:
+            return
+        self.abandon_running_tasks(txn)
+        self.fail_for_history_size(txn)
 
     def fail_for_history_size(self: "HistoryEngine", txn: Txn) -> None:
         st = txn.state
@@ -335,6 +354,8 @@ class WorkflowTasksMixin:
             if st is None or txn is None or not st.running or wt is None or wt.scheduled_event_id != t.event_id \
                     or wt.attempt != t.attempt:
                 self.timer_done(t)
+                # that start is over (its run closed, or the task completed or timed out since)
+                self.outstanding.discard((t.namespace_id, t.workflow_id, t.run_id), workflow_task_key(str(t.extra.get("n", ""))))
                 return
             self.timer_done(t, txn)
             if wt.started and wt.nonce == t.extra.get("n"):

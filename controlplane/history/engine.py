@@ -58,22 +58,29 @@ class HistoryEngine(
             self.matching.queue(ref.namespace_id, queue, kind, sticky=sticky).push(ref, front=True)
             raise
 
-    def outstanding_changed(self, delta: int) -> None:
-        """Track tasks handed to workers and not yet finished (the time-skipping clock waits for zero)."""
-        self.outstanding_tasks = max(0, self.outstanding_tasks + delta)
+    def _outstanding_changed(self, total: int) -> None:
         for fn in self._outstanding_listeners:
-            fn(self.outstanding_tasks)
+            fn(total)
 
     def on_outstanding(self, fn: Callable[[int], Any]) -> None:
+        """Call ``fn(count)`` whenever the number of tasks handed to workers and unfinished changes."""
         self._outstanding_listeners.append(fn)
 
-    def is_idle(self) -> bool:
+    @property
+    def outstanding_tasks(self) -> int:
+        """Workflow and activity tasks handed to workers and not finished (of runs still open)."""
+        return self.outstanding.total
+
+    def is_idle(self, *, count_activities: bool = True) -> bool:
         """No task handed to a worker is unfinished, no task waits in a queue, no write or timer firing is in flight.
 
         (Query tasks do not count.) The time-skipping test environment moves the clock
-        only when this holds.
+        only when this holds. With ``count_activities=False`` running activity attempts do
+        not count (``env.sleep`` moves time while activities run: a hung activity's
+        start-to-close timeout must fire in virtual time).
         """
-        if self.outstanding_tasks or self.in_flight or self.matching.total_backlog(ignore_queries=True):
+        busy = self.outstanding.total if count_activities else self.outstanding.workflow_tasks
+        if busy or self.in_flight or self.matching.total_backlog(ignore_queries=True):
             return False
         return not any(not t.done() for t in self._background)
 

@@ -58,6 +58,9 @@ class ExecutionRow:
     task_queue: str
     start_time_ms: int
     close_time_ms: int = 0
+    #: Serialized ``ActivityRetryState`` (retried attempts write no history events; their count and
+    #: last failure live here). Written with every update of the row; b"" when no activity is retrying.
+    activity_state: bytes = b""
 
 
 @dataclass
@@ -134,6 +137,9 @@ class Mutation:
     #: (namespace_id, task_queue, kind, shard_id, task_id)
     backlog_delete: list[tuple[str, str, int, int, int]] = field(default_factory=list)
     visibility: list[VisibilityRow] = field(default_factory=list)
+    #: (namespace_id, run_id, history_length): raise the history length of a visibility row, applied
+    #: after ``visibility``. Never lowers it (updates may arrive late or twice); a missing row is skipped.
+    visibility_history_length: list[tuple[str, str, int]] = field(default_factory=list)
     visibility_delete: list[tuple[str, str]] = field(default_factory=list)  # (namespace_id, run_id)
     #: Delete a whole execution (retention): (namespace_id, workflow_id, run_id).
     delete_execution: tuple[str, str, str] | None = None
@@ -145,7 +151,8 @@ class Mutation:
         return not (
             self.execution or self.current or self.events or self.add_buffered or self.clear_buffered
             or self.transfer_insert or self.transfer_delete or self.timer_insert or self.timer_delete
-            or self.backlog_insert or self.backlog_delete or self.visibility or self.visibility_delete
+            or self.backlog_insert or self.backlog_delete or self.visibility or self.visibility_history_length
+            or self.visibility_delete
             or self.delete_execution or self.also
         )
 

@@ -14,7 +14,7 @@ from typing import Any
 from ._model import CurrentRow, ExecutionRow, NamespaceRow, VisibilityRow
 
 EXEC_COLUMNS = ("ShardId", "NamespaceId", "WorkflowId", "RunId", "Status", "NextEventId", "DbVersion", "WorkflowType",
-                "TaskQueue", "StartTimeMs", "CloseTimeMs")
+                "TaskQueue", "StartTimeMs", "CloseTimeMs", "ActivityState")
 CURRENT_COLUMNS = ("NamespaceId", "WorkflowId", "RunId", "Status", "StartRequestId")
 NAMESPACE_COLUMNS = ("Id", "Name", "Data", "State", "Version")
 VIS_COLUMNS = ("namespace_id", "workflow_id", "run_id", "workflow_type", "status", "task_queue", "start_time_ms",
@@ -36,16 +36,16 @@ def dec(value: bytes | str | None) -> bytes:
 
 def exec_from_row(r: list[Any]) -> ExecutionRow:
     """An ``ExecutionRow`` from the values of ``EXEC_COLUMNS`` (in that order)."""
-    shard, ns, wid, rid, status, nxt, ver, wtype, tq, start, close = r
+    shard, ns, wid, rid, status, nxt, ver, wtype, tq, start, close, activity_state = r
     return ExecutionRow(namespace_id=ns, workflow_id=wid, run_id=rid, shard_id=int(shard), status=int(status),
                         next_event_id=int(nxt), db_version=int(ver), workflow_type=wtype, task_queue=tq,
-                        start_time_ms=int(start), close_time_ms=int(close))
+                        start_time_ms=int(start), close_time_ms=int(close), activity_state=dec(activity_state))
 
 
 def exec_values(ex: ExecutionRow) -> list[Any]:
     """The values of ``EXEC_COLUMNS`` for ``ex``."""
     return [ex.shard_id, ex.namespace_id, ex.workflow_id, ex.run_id, ex.status, ex.next_event_id, ex.db_version,
-            ex.workflow_type, ex.task_queue, ex.start_time_ms, ex.close_time_ms]
+            ex.workflow_type, ex.task_queue, ex.start_time_ms, ex.close_time_ms, enc(ex.activity_state)]
 
 
 def current_from_row(r: list[Any]) -> CurrentRow:

@@ -16,6 +16,7 @@ from typing import Any
 #: (version, file name, description), in order.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "spanner_v1.sql", "shards, executions, events, task queues, namespaces, visibility, membership"),
+    (2, "spanner_v2.sql", "Executions.ActivityState: retry state of pending activities"),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

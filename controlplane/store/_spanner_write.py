@@ -59,6 +59,7 @@ class _Reads:
         self.currents: dict[tuple[str, str], str] = {}
         self.buffered_max: dict[ExecKey, int] = {}
         self.located: dict[RunKey, int] = {}
+        self.vis_lengths: dict[tuple[str, str], int] = {}  # (namespace_id, run_id) -> history_length
 
 
 def _exec_key(m: Mutation) -> ExecKey | None:
@@ -95,6 +96,11 @@ def read_phase(txn: Any, batch: Iterable[Mutation]) -> _Reads:
                                              KeySet(ranges=ranges)):
             key = (int(s), ns, wid, rid)
             out.buffered_max[key] = max(out.buffered_max.get(key, 0), int(seq))
+    vis_keys = sorted({(ns, rid) for p in parts for ns, rid, _ in p.visibility_history_length})
+    if vis_keys:
+        for ns, rid, length in txn.read("Visibility", ["namespace_id", "run_id", "history_length"],
+                                        KeySet(keys=[list(k) for k in vis_keys])):
+            out.vis_lengths[(ns, rid)] = int(length)
     run_keys = sorted({p.delete_execution for p in parts if p.delete_execution is not None})
     if run_keys:
         for s, ns, wid, rid in txn.read("Executions", ["ShardId", "NamespaceId", "WorkflowId", "RunId"],
@@ -140,9 +146,9 @@ def write(txn: Any, m: Mutation, reads: _Reads) -> None:
                 txn.insert("Executions", [*EXEC_COLUMNS, "UpdateTime"], [[*exec_values(ex), ts]])
             else:
                 txn.update("Executions", ["ShardId", "NamespaceId", "WorkflowId", "RunId", "Status", "NextEventId",
-                                          "DbVersion", "CloseTimeMs", "UpdateTime"],
+                                          "DbVersion", "CloseTimeMs", "ActivityState", "UpdateTime"],
                            [[ex.shard_id, ex.namespace_id, ex.workflow_id, ex.run_id, ex.status, ex.next_event_id,
-                             ex.db_version, ex.close_time_ms, ts]])
+                             ex.db_version, ex.close_time_ms, enc(ex.activity_state), ts]])
         cur = part.current
         if cur is not None:
             txn.insert_or_update("CurrentExecutions", ["NamespaceId", "WorkflowId", "RunId", "Status", "StartRequestId"],
@@ -177,6 +183,15 @@ def write(txn: Any, m: Mutation, reads: _Reads) -> None:
             txn.delete("TaskBacklog", KeySet(keys=[list(k) for k in part.backlog_delete]))
         if part.visibility:
             txn.insert_or_update("Visibility", list(VIS_COLUMNS), [vis_values(v) for v in part.visibility])
+        if part.visibility_history_length:
+            # an update on a missing row would fail the commit: only rows that exist (read, or written just
+            # above), and only upwards
+            have = dict(reads.vis_lengths)
+            have.update({(v.namespace_id, v.run_id): v.history_length for v in part.visibility})
+            raised = [[ns, rid, n] for ns, rid, n in part.visibility_history_length
+                      if (ns, rid) in have and n > have[(ns, rid)]]
+            if raised:
+                txn.update("Visibility", ["namespace_id", "run_id", "history_length"], raised)
         if part.visibility_delete:
             txn.delete("Visibility", KeySet(keys=[list(k) for k in part.visibility_delete]))
         if part.delete_execution is not None:

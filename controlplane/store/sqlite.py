@@ -41,7 +41,7 @@ from ._model import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: executions.activity_state
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS executions (
   namespace_id TEXT NOT NULL, workflow_id TEXT NOT NULL, run_id TEXT NOT NULL, shard_id INTEGER NOT NULL,
   status INTEGER NOT NULL, next_event_id INTEGER NOT NULL, db_version INTEGER NOT NULL,
   workflow_type TEXT NOT NULL, task_queue TEXT NOT NULL, start_time_ms INTEGER NOT NULL, close_time_ms INTEGER NOT NULL,
+  activity_state BLOB NOT NULL DEFAULT x'',
   PRIMARY KEY (namespace_id, workflow_id, run_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS executions_running ON executions (shard_id, status);
 CREATE TABLE IF NOT EXISTS current_executions (
@@ -110,9 +111,14 @@ def _ensure_sa_indexes(conn: sqlite3.Connection, namespace_data: str) -> None:
     for name, sa_type in attrs.items():
         if int(sa_type) in _INDEXED_SA_TYPES and _SA_NAME.match(name):
             conn.execute(f'CREATE INDEX IF NOT EXISTS "vis_sa_{name}" ON visibility (namespace_id, '
-                         f"json_extract(search_attributes, '$.\"{name}\"'), start_time_ms DESC, run_id)")
+                         f"json_extract(search_attributes, '$.\"{name}\"'), start_time_ms DESC, run_id) "
+                         f"WHERE json_extract(search_attributes, '$.\"{name}\"') IS NOT NULL")
 
 
+EXEC_COLUMNS = (
+    "namespace_id, workflow_id, run_id, shard_id, status, next_event_id, db_version, workflow_type, task_queue, "
+    "start_time_ms, close_time_ms, activity_state"
+)
 VIS_COLUMNS = (
     "namespace_id, workflow_id, run_id, workflow_type, status, task_queue, start_time_ms, close_time_ms, "
     "execution_duration_ms, history_length, search_attributes, memo, parent_workflow_id, parent_run_id"
@@ -182,6 +188,7 @@ class SqliteStore(Store):
             self._keepalive = sqlite3.connect(self._dsn, uri=True, check_same_thread=False)
         self._writer = _connect(self._dsn, uri=self._uri)
         self._writer.executescript(SCHEMA)
+        _upgrade(self._writer)
         cur = self._writer.execute("SELECT value FROM meta WHERE key='num_shards'")
         row = cur.fetchone()
         if row is None:
@@ -459,8 +466,7 @@ class SqliteStore(Store):
     async def list_running_executions(self, shard_id: int) -> list[ExecutionRow]:
         rows = await self._read(
             lambda c: c.execute(
-                "SELECT namespace_id, workflow_id, run_id, shard_id, status, next_event_id, db_version, workflow_type, "
-                "task_queue, start_time_ms, close_time_ms FROM executions WHERE shard_id=? AND status=1",
+                f"SELECT {EXEC_COLUMNS} FROM executions WHERE shard_id=? AND status=1",
                 (shard_id,),
             ).fetchall()
         )
@@ -554,6 +560,16 @@ class SqliteStore(Store):
         return [CurrentRow(*r) for r in rows]
 
 
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a database made by an older version to the current schema (idempotent)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
+    if "activity_state" not in columns:  # schema 1 -> 2
+        with _txn(conn):
+            conn.execute("ALTER TABLE executions ADD COLUMN activity_state BLOB NOT NULL DEFAULT x''")
+            if conn.execute("SELECT 1 FROM meta WHERE key='schema_version'").fetchone() is not None:
+                conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+
 def _resolve_all(items: list[tuple[asyncio.Future[None], BaseException | None]]) -> None:
     for fut, err in items:
         if fut.done():
@@ -577,8 +593,7 @@ class _txn:
 
 def _exec_row(c: sqlite3.Connection, ns: str, wid: str, rid: str) -> ExecutionRow | None:
     r = c.execute(
-        "SELECT namespace_id, workflow_id, run_id, shard_id, status, next_event_id, db_version, workflow_type, "
-        "task_queue, start_time_ms, close_time_ms FROM executions WHERE namespace_id=? AND workflow_id=? AND run_id=?",
+        f"SELECT {EXEC_COLUMNS} FROM executions WHERE namespace_id=? AND workflow_id=? AND run_id=?",
         (ns, wid, rid),
     ).fetchone()
     return ExecutionRow(*r) if r else None
@@ -589,16 +604,15 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
     if ex is not None:
         if m.expected_version is None:
             conn.execute(
-                "INSERT INTO executions (namespace_id, workflow_id, run_id, shard_id, status, next_event_id, db_version, "
-                "workflow_type, task_queue, start_time_ms, close_time_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO executions ({EXEC_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ex.namespace_id, ex.workflow_id, ex.run_id, ex.shard_id, ex.status, ex.next_event_id, ex.db_version,
-                 ex.workflow_type, ex.task_queue, ex.start_time_ms, ex.close_time_ms),
+                 ex.workflow_type, ex.task_queue, ex.start_time_ms, ex.close_time_ms, ex.activity_state),
             )
         else:
             cur = conn.execute(
-                "UPDATE executions SET status=?, next_event_id=?, db_version=?, close_time_ms=? "
+                "UPDATE executions SET status=?, next_event_id=?, db_version=?, close_time_ms=?, activity_state=? "
                 "WHERE namespace_id=? AND workflow_id=? AND run_id=? AND db_version=?",
-                (ex.status, ex.next_event_id, ex.db_version, ex.close_time_ms,
+                (ex.status, ex.next_event_id, ex.db_version, ex.close_time_ms, ex.activity_state,
                  ex.namespace_id, ex.workflow_id, ex.run_id, m.expected_version),
             )
             if cur.rowcount != 1:
@@ -680,6 +694,11 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
                  v.parent_workflow_id, v.parent_run_id)
                 for v in m.visibility
             ],
+        )
+    if m.visibility_history_length:
+        conn.executemany(
+            "UPDATE visibility SET history_length=? WHERE namespace_id=? AND run_id=? AND history_length<?",
+            [(n, ns, rid, n) for ns, rid, n in m.visibility_history_length],
         )
     if m.visibility_delete:
         conn.executemany("DELETE FROM visibility WHERE namespace_id=? AND run_id=?", m.visibility_delete)

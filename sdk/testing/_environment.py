@@ -132,7 +132,11 @@ class WorkflowEnvironment:
 
         Args:
             start_time: the initial virtual time (default: now, to the millisecond).
-            namespace: the namespace the client addresses (it is created).
+            namespace: the namespace the client addresses (it is created, with the search
+                attributes Temporal's dev server registers: ``CustomKeywordField``,
+                ``CustomStringField``, ``CustomTextField``, ``CustomIntField``,
+                ``CustomDoubleField``, ``CustomBoolField``, ``CustomDatetimeField``,
+                ``CustomKeywordListField``).
             data_converter / codecs: passed to the client.
             config: control-plane settings (default: ``ServerConfig(num_shards=1)`` with a
                 retention of a century, so closed runs are never deleted under a test;
@@ -151,7 +155,7 @@ class WorkflowEnvironment:
         clock = VirtualClock(None if start_time is None else int(start_time.timestamp() * 1000))
         cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
                                             default_retention_days=_TEST_RETENTION_DAYS)
-        cp = await embedded.start(":memory:", clock=clock, config=cfg, namespace=namespace)
+        cp = await embedded.start(":memory:", clock=clock, config=cfg, namespace=namespace, dev_search_attributes=True)
         try:
             skipper = TimeSkipper(cp.control_plane.engine, clock)
             client = TimeSkippingClient(cp.stub, skipper=skipper, namespace=namespace,
@@ -203,7 +207,7 @@ class WorkflowEnvironment:
         attribute_types = _search_attribute_types(search_attributes)
         cfg = config or dataclasses.replace(ServerConfig(), num_shards=_TEST_SHARDS,
                                             default_retention_days=_TEST_RETENTION_DAYS)
-        cp = await embedded.start(":memory:", config=cfg, namespace=namespace)
+        cp = await embedded.start(":memory:", config=cfg, namespace=namespace, dev_search_attributes=True)
         client = Client(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
                         identity=identity)
         env = cls(cp, client, None)
@@ -288,8 +292,10 @@ class WorkflowEnvironment:
         """Let ``duration`` (a timedelta or seconds) pass.
 
         With time skipping, the virtual clock advances by exactly ``duration``, stopping
-        at every timer due on the way so timers fire in order and the work they trigger
-        runs at the right time; the call returns when that work has settled. Without
+        at every timer due on the way so timers fire in order and the workflow tasks
+        they trigger run at the right time; the call returns when those have settled.
+        It never waits for an activity: time moves while activities run, so a hung
+        activity's start-to-close (or heartbeat) timeout fires in virtual time. Without
         time skipping this is ``asyncio.sleep``.
 
         Raises:

@@ -3,8 +3,10 @@
 Two ways time moves:
 
 * :meth:`TimeSkipper.sleep` advances the clock by exactly a duration, stopping at
-  every durable timer due on the way so timers fire in order and the work they
-  trigger (workflow tasks, activities) runs at the right virtual time.
+  every durable timer due on the way so timers fire in order and the workflow tasks
+  they trigger run at the right virtual time. It never waits for an activity to
+  finish: time moves while activities run (a hung activity's start-to-close timeout
+  fires in virtual time).
 * Auto skipping: while at least one caller is inside :meth:`TimeSkipper.awaiting_result`
   (the environment's ``handle.result()``) and auto skipping is enabled, a background
   task waits until the engine is quiet and then jumps the clock to the next due timer.
@@ -13,7 +15,9 @@ Two ways time moves:
 a queue, no commit or timer firing in flight) holds over several turns of the event loop
 and no timer at or before the current time is still waiting to be fired. The loop turns
 matter: a task that matching just handed to a waiting poller becomes "outstanding" only
-when the poller's coroutine resumes.
+when the poller's coroutine resumes. For :meth:`TimeSkipper.sleep`, running activity
+attempts do not count (``is_idle(count_activities=False)``); for auto skipping they do.
+Tasks of closed runs never count (the engine stops counting them when the run closes).
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ class TimeSkipper:
     """Drives ``clock`` for one environment's ``engine`` (a ``HistoryEngine``).
 
     Args:
-        engine: the control plane's history engine (``is_idle``, ``next_timer_ms``,
-            ``wake_timers``, ``on_outstanding``).
+        engine: the control plane's history engine (``is_idle``, ``outstanding``,
+            ``next_timer_ms``, ``wake_timers``, ``on_outstanding``).
         clock: the virtual clock the engine reads.
     """
 
@@ -103,9 +107,11 @@ class TimeSkipper:
         """Advance virtual time by exactly ``seconds``, firing due timers in order.
 
         Returns once the clock reads the target time and the work triggered by the
-        timers fired on the way has settled (the engine is idle; a task a worker is
-        running is waited for). Tasks that sit in a queue nobody polls (no worker
-        running) are waited for only briefly, then time moves on without them.
+        timers fired on the way has settled (a workflow task a worker is running is
+        waited for). Running activities are never waited for: time moves on while they
+        run, so their timeouts (start-to-close, heartbeat) fire in virtual time. Tasks
+        that sit in a queue nobody polls (no worker running) are waited for only
+        briefly, then time moves on without them.
 
         Raises:
             ValueError: ``seconds`` is negative.
@@ -115,39 +121,41 @@ class TimeSkipper:
         async with self._lock:
             target = self._clock.now_ms() + int(round(seconds * 1000))
             while True:
-                await self._wait_quiet(stall=_STALLED_BACKLOG)
+                await self._wait_quiet(stall=_STALLED_BACKLOG, count_activities=False)
                 nxt = await self._engine.next_timer_ms()
                 if nxt is None or nxt > target:
                     break
-                await self._jump(nxt, stall=_STALLED_BACKLOG)
-            await self._jump(target, stall=_STALLED_BACKLOG)
+                await self._jump(nxt, stall=_STALLED_BACKLOG, count_activities=False)
+            await self._jump(target, stall=_STALLED_BACKLOG, count_activities=False)
 
-    async def _jump(self, to_ms: int, *, stall: float | None = None) -> None:
+    async def _jump(self, to_ms: int, *, stall: float | None = None, count_activities: bool = True) -> None:
         """Set the clock to ``to_ms`` (if later), fire what is due and wait for it to settle."""
         self._clock.set(to_ms)
         self._engine.wake_timers()
-        await self._wait_quiet(stall=stall)
+        await self._wait_quiet(stall=stall, count_activities=count_activities)
 
-    def _only_backlog(self) -> bool:
+    def _only_backlog(self, count_activities: bool) -> bool:
         """Busy only because tasks wait in a queue (nothing handed out, nothing being written)."""
         engine = self._engine
-        return not engine.outstanding_tasks and not getattr(engine, "in_flight", 0)
+        busy = engine.outstanding.total if count_activities else engine.outstanding.workflow_tasks
+        return not busy and not getattr(engine, "in_flight", 0)
 
-    async def _wait_quiet(self, *, stall: float | None = None) -> None:
+    async def _wait_quiet(self, *, stall: float | None = None, count_activities: bool = True) -> None:
         """Wait until the engine is idle over several loop turns and nothing due is unfired.
 
         With ``stall`` (real seconds), also return once tasks have sat in a queue for that
         long with nothing else going on: no worker polls that queue, and waiting longer
-        would hang the caller.
+        would hang the caller. With ``count_activities=False``, running activity attempts
+        do not keep the engine busy.
         """
         engine = self._engine
         loop = asyncio.get_running_loop()
         quiet = 0
         stalled_since: float | None = None
         while quiet < _QUIET_TURNS:
-            if not engine.is_idle():
+            if not engine.is_idle(count_activities=count_activities):
                 quiet = 0
-                if stall is not None and self._only_backlog():
+                if stall is not None and self._only_backlog(count_activities):
                     now = loop.time()
                     if stalled_since is None:
                         stalled_since = now

@@ -24,6 +24,7 @@ from spindle.exceptions import (
     ApplicationError,
     ChildWorkflowError,
     TerminatedError,
+    WorkflowAlreadyStartedError,
     WorkflowFailureError,
     WorkflowNotFoundError,
 )
@@ -408,10 +409,11 @@ async def test_activity_retry_then_success_and_non_retryable(client: Client, tq:
             await asyncio.wait_for(h2.result(), 15)
     assert ATTEMPTS[key] == [1, 2, 3]
     events = await history(client, h.id)
-    failed = [e.activity_task_failed_event_attributes for e in events
-              if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED]
-    assert [(f.attempt, f.retry_state) for f in failed] == [(1, pb.RETRY_STATE_IN_PROGRESS), (2, pb.RETRY_STATE_IN_PROGRESS)]
-    assert type_names(events).count("EVENT_TYPE_ACTIVITY_TASK_STARTED") == 3
+    # retried attempts write nothing (as in Temporal); the last one's Started carries the count
+    assert not [e for e in events if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED]
+    [started] = [e.activity_task_started_event_attributes for e in events
+                 if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_STARTED]
+    assert started.attempt == 3 and started.last_failure.message == "attempt 2 failed"
     # retried attempts do not wake the workflow: one task to schedule, one to complete
     assert type_names(events).count("EVENT_TYPE_WORKFLOW_TASK_COMPLETED") == 2
     events2 = await history(client, h2.id)
@@ -425,16 +427,16 @@ async def test_activity_timeouts_with_retries(client: Client, tq: str) -> None:
         h = await client.start_workflow(ActivityTimeouts.run, id=uid("timeouts"), task_queue=tq)
         assert await asyncio.wait_for(h.result(), 20) == ["stc:2", "hb:2", "stc-final:TimeoutError"]
     events = await history(client, h.id)
-    timed_out = [e.activity_task_timed_out_event_attributes for e in events
-                 if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
-    kinds = [(t.failure.timeout_failure_info.timeout_type, t.retry_state) for t in timed_out]
-    assert kinds[0] == (pb.TIMEOUT_TYPE_START_TO_CLOSE, pb.RETRY_STATE_IN_PROGRESS)
-    assert kinds[1] == (pb.TIMEOUT_TYPE_HEARTBEAT, pb.RETRY_STATE_IN_PROGRESS)
-    # the third activity: start-to-close timeouts retried until schedule-to-close ends it
-    third = kinds[2:]
-    assert third[-1][1] != pb.RETRY_STATE_IN_PROGRESS
-    assert pb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE in [k for k, _ in third] or third[-1][1] == pb.RETRY_STATE_TIMEOUT
-    assert all(s == pb.RETRY_STATE_IN_PROGRESS for _, s in third[:-1]) and len(third) >= 2
+    started = [e.activity_task_started_event_attributes for e in events
+               if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_STARTED]
+    # retried timeouts write nothing: the second attempts' Started events carry what ended the first
+    timeouts = [a.last_failure.timeout_failure_info.timeout_type for a in started[:2]]
+    assert [a.attempt for a in started[:2]] == [2, 2]
+    assert timeouts == [pb.TIMEOUT_TYPE_START_TO_CLOSE, pb.TIMEOUT_TYPE_HEARTBEAT]
+    # the third activity: start-to-close timeouts retried until schedule-to-close ends it, one final event
+    [final] = [e.activity_task_timed_out_event_attributes for e in events
+               if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
+    assert final.retry_state == pb.RETRY_STATE_TIMEOUT and final.attempt >= 2
 
 
 async def test_cancel_activity_and_timer(client: Client, tq: str) -> None:
@@ -608,6 +610,31 @@ async def test_workflow_run_timeout(client: Client, tq: str) -> None:
     events = await history(client, h.id)
     assert events[-1].event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT
     assert (await h.describe()).status is WorkflowExecutionStatus.TIMED_OUT
+
+
+async def test_already_started_error_carries_the_running_run_id_over_grpc(client: Client, tq: str) -> None:
+    wid = uid("dup")
+    first = await client.start_workflow(WaitsForCancel.run, id=wid, task_queue=tq)
+    with pytest.raises(WorkflowAlreadyStartedError) as ei:
+        await client.start_workflow(WaitsForCancel.run, id=wid, task_queue=tq)
+    assert (ei.value.run_id, ei.value.workflow_id, ei.value.workflow_type) == (first.result_run_id, wid, "WaitsForCancel")
+    # the raw status: the details travel in the trailing metadata, whatever the client
+    with pytest.raises(grpc.aio.AioRpcError) as raw:
+        await client.stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace="default", workflow_id=wid, workflow_type="WaitsForCancel", task_queue=tq, request_id="other"))
+    assert raw.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    [(_, value)] = [kv for kv in raw.value.trailing_metadata() if kv[0] == "spindle-workflow-already-started-bin"]
+    details = pb.WorkflowExecutionAlreadyStartedFailure.FromString(value)
+    assert details.run_id == first.result_run_id and details.start_request_id
+    await first.terminate("done")
+
+
+async def test_start_dev_default_namespace_has_temporals_dev_search_attributes(client: Client) -> None:
+    ns = await client.describe_namespace("default")
+    assert {"CustomKeywordField": "Keyword", "CustomStringField": "Text", "CustomTextField": "Text",
+            "CustomIntField": "Int", "CustomDoubleField": "Double", "CustomBoolField": "Bool",
+            "CustomDatetimeField": "Datetime", "CustomKeywordListField": "KeywordList"}.items() \
+        <= dict(ns.search_attributes).items()
 
 
 async def test_every_event_type_was_seen(client: Client) -> None:

@@ -90,3 +90,21 @@ async def test_workflows_across_members_and_a_handover(cluster: list[ClusterNode
     finally:
         await starter.close()
         await worker_client.close()
+
+
+async def test_a_forwarded_start_refusal_keeps_the_running_run_id(cluster: list[ClusterNode]) -> None:
+    """WorkflowAlreadyStartedError.run_id survives the forward from the member a client talks to to the owner."""
+    from spindle.exceptions import WorkflowAlreadyStartedError
+
+    a = cluster[0]
+    ns_id = a.engine.namespaces.get("default").id
+    wid = next(w for w in (f"fwd-{i}" for i in range(1000)) if a.engine.shard_id_of(ns_id, w) not in a.engine.shards)
+    client = await Client.connect(a.address)
+    try:
+        first = await client.start_workflow(MainWf.run, 1, 1, False, id=wid, task_queue="nobody")
+        with pytest.raises(WorkflowAlreadyStartedError) as err:
+            await client.start_workflow(MainWf.run, 1, 1, False, id=wid, task_queue="nobody")
+        assert err.value.run_id == first.result_run_id and err.value.workflow_id == wid
+        await first.terminate("done")
+    finally:
+        await client.close()

@@ -29,4 +29,43 @@ def test_setup_creates_then_upgrade_is_a_no_op(spanner_instance: SpannerTestInst
     assert list(db.ddl_statements) == ddl_before
     assert current_version(db) == LATEST_VERSION
     with db.snapshot() as snap:
-        assert [r[0] for r in snap.execute_sql("SELECT Version FROM SchemaVersion ORDER BY Version")] == [1]
+        assert [r[0] for r in snap.execute_sql("SELECT Version FROM SchemaVersion ORDER BY Version")] == \
+            list(range(1, LATEST_VERSION + 1))
+
+
+def test_a_version_1_database_is_upgraded_and_keeps_its_rows(spanner_instance: SpannerTestInstance) -> None:
+    """Version 2 adds Executions.ActivityState (issue 13): rows written before read as "no retry state"."""
+    import asyncio
+
+    from google.cloud import spanner
+
+    from spindle.controlplane.store.spanner import SpannerStore
+
+    db_id = spanner_instance.new_database_id()
+    db = spanner_instance.instance.database(db_id)
+    db.create().result(300)
+    db.update_ddl(load_ddl("spanner_v1.sql")).result(300)
+
+    def seed(txn: object) -> None:
+        txn.insert("SchemaVersion", ["Version", "Description", "AppliedAt"],  # type: ignore[attr-defined]
+                   [[1, "v1", spanner.COMMIT_TIMESTAMP]])
+        txn.insert("Shards", ["ShardId", "RangeId", "Owner", "LeaseExpiryMs"], [[0, 1, "", 0]])  # type: ignore[attr-defined]
+        txn.insert("Executions", ["ShardId", "NamespaceId", "WorkflowId", "RunId", "Status", "NextEventId",  # type: ignore[attr-defined]
+                                  "DbVersion", "WorkflowType", "TaskQueue", "StartTimeMs", "CloseTimeMs"],
+                   [[0, "ns", "w", "r", 1, 3, 1, "T", "q", 1000, 0]])
+
+    db.run_in_transaction(seed)
+    assert current_version(db) == 1
+    result = setup_schema(db)
+    assert result.from_version == 1 and result.applied == tuple(range(2, LATEST_VERSION + 1))
+
+    async def read() -> object:
+        store = SpannerStore(spanner_instance.project, spanner_instance.instance_id, db_id, client=spanner_instance.client)
+        await store.open(1)
+        try:
+            return await store.get_execution_row("ns", "w", "r")
+        finally:
+            await store.close()
+
+    ex = asyncio.run(read())
+    assert ex is not None and ex.activity_state == b"" and ex.next_event_id == 3  # type: ignore[attr-defined]

@@ -60,6 +60,31 @@ async def test_append_events_and_load(store: Store) -> None:
     assert await store.get_execution_row(NS, "nope", "r1") is None
 
 
+async def test_activity_state_travels_with_the_execution_row(store: Store) -> None:
+    """Retried activity attempts write no events; their state rides on the row (issue 13)."""
+    rid = await store.acquire_shard(1, "me")
+    await start(store, rid)
+    loaded = await store.load_execution(NS, "w", "r1")
+    assert loaded is not None and loaded.row.activity_state == b""
+    state = b"\x0a\x04\x08\x05\x10\x03\x00\xff"  # binary-safe (no base64 leaks)
+    ex = row(version=2)
+    ex.activity_state = state
+    await store.apply(Mutation(shard_id=1, range_id=rid, execution=ex, expected_version=1))  # no event written
+    loaded = await store.load_execution(NS, "w", "r1")
+    assert loaded is not None and loaded.row.activity_state == state and loaded.row.db_version == 2
+    assert loaded.events == [b"e1", b"e2"]
+    assert await store.get_execution_row(NS, "w", "r1") == loaded.row
+    assert [r.activity_state for r in await store.list_running_executions(1)] == [state]
+    await store.apply(Mutation(shard_id=1, range_id=rid, execution=row(version=3), expected_version=2))
+    again = await store.get_execution_row(NS, "w", "r1")
+    assert again is not None and again.activity_state == b""
+    new = row(wid="w2", version=1)
+    new.activity_state = b"\x01"
+    await store.apply(Mutation(shard_id=1, range_id=rid, execution=new, events=[(1, b"e1")]))
+    inserted = await store.get_execution_row(NS, "w2", "r1")
+    assert inserted is not None and inserted.activity_state == b"\x01"
+
+
 async def test_read_events_pages(store: Store) -> None:
     rid = await store.acquire_shard(1, "me")
     await start(store, rid, events=25)
@@ -343,6 +368,28 @@ async def test_visibility_upsert_replaces(store: Store) -> None:
     await store.apply(Mutation(shard_id=0, range_id=rid, visibility=[closed]))
     [got] = await _query(store, "")
     assert got.status == 2 and got.close_time_ms == closed.close_time_ms
+
+
+async def test_visibility_history_length_only_rises(store: Store) -> None:
+    """The engine keeps a running run's listed history length current with coalesced, late-tolerant updates."""
+    rid = await store.acquire_shard(0, "me")
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility=[vis(2)]))  # history_length 2
+
+    async def length(i: int) -> int | None:
+        rows = [r for r in await _query(store, "") if r.run_id == f"run-{i:03d}"]
+        return rows[0].history_length if rows else None
+
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility_history_length=[(NS, "run-002", 40)]))
+    assert await length(2) == 40
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility_history_length=[(NS, "run-002", 30)]))  # late
+    assert await length(2) == 40
+    # a missing row is skipped (the mutation still applies); with a row written by the same mutation, the larger wins
+    await store.apply(Mutation(shard_id=0, range_id=rid, visibility=[vis(5), vis(9)],
+                               visibility_history_length=[(NS, "nope", 7), (NS, "run-005", 8), (NS, "run-009", 3)]))
+    assert (await length(5), await length(9)) == (8, 9)
+    assert [r.run_id for r in await _query(store, "")] == ["run-009", "run-005", "run-002"]
+    row = await store.query_visibility(NS, "", {}, "", 10, 0)
+    assert {r.run_id: r.status for r in row} == {"run-002": 1, "run-005": 1, "run-009": 1}  # nothing else changed
 
 
 # ---------------------------------------------------------------------------- namespaces and shards

@@ -1,0 +1,81 @@
+"""A SQLite database made before schema version 2 opens, is upgraded in place and keeps its rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from spindle.controlplane.store import Mutation
+from spindle.controlplane.store.sqlite import SCHEMA_VERSION, SqliteStore
+
+# executions as schema version 1 made it (before issue 13 added activity_state)
+V1_EXECUTIONS = """
+CREATE TABLE executions (
+  namespace_id TEXT NOT NULL, workflow_id TEXT NOT NULL, run_id TEXT NOT NULL, shard_id INTEGER NOT NULL,
+  status INTEGER NOT NULL, next_event_id INTEGER NOT NULL, db_version INTEGER NOT NULL,
+  workflow_type TEXT NOT NULL, task_queue TEXT NOT NULL, start_time_ms INTEGER NOT NULL, close_time_ms INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, workflow_id, run_id)) WITHOUT ROWID;
+CREATE INDEX executions_running ON executions (shard_id, status);
+"""
+
+
+async def test_a_version_1_database_gets_activity_state(tmp_path: Path) -> None:
+    path = str(tmp_path / "v1.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP TABLE executions;" + V1_EXECUTIONS)
+    conn.execute("INSERT INTO executions VALUES ('ns', 'w', 'r', 0, 1, 3, 1, 'T', 'q', 1000, 0)")
+    conn.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    try:
+        old = await store.get_execution_row("ns", "w", "r")
+        assert old is not None and old.activity_state == b"" and old.next_event_id == 3
+        rid = await store.acquire_shard(0, "me")
+        old.db_version = 2
+        old.activity_state = b"\x08\x01"
+        await store.apply(Mutation(shard_id=0, range_id=rid, execution=old, expected_version=1))
+        again = await store.get_execution_row("ns", "w", "r")
+        assert again is not None and again.activity_state == b"\x08\x01"
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    conn.close()
+    store = SqliteStore(path)  # opening again changes nothing
+    await store.open(2)
+    await store.close()
+
+
+async def test_custom_search_attribute_indexes_are_partial_and_serve_filters(tmp_path: Path) -> None:
+    """Rows without the attribute cost the index nothing (dev namespaces register eight); filters still use it."""
+    import json
+
+    from spindle.controlplane.store import NamespaceRow
+    from spindle.controlplane.visibility import compile_query
+
+    path = str(tmp_path / "sa.db")
+    store = SqliteStore(path)
+    await store.open(1)
+    try:
+        await store.create_namespace(NamespaceRow("nsid", "ns", json.dumps({"search_attributes": {"CustomIntField": 2}})))
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        [(sql,)] = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vis_sa_CustomIntField'").fetchall()
+        assert "IS NOT NULL" in sql
+        q = compile_query("CustomIntField > 3 AND CustomIntField <= 10", search_attributes={"CustomIntField": "Int"},
+                          dialect="sqlite")
+        params = dict(q.params, __ns="nsid", __limit=10, __offset=0)
+        plan = conn.execute(f"EXPLAIN QUERY PLAN SELECT run_id FROM visibility WHERE namespace_id = :__ns AND ({q.where}) "
+                            f"ORDER BY {q.order_by or 'start_time_ms DESC, run_id'} LIMIT :__limit OFFSET :__offset",
+                            params).fetchall()
+        assert any("vis_sa_CustomIntField" in str(row) for row in plan), plan
+    finally:
+        conn.close()
