@@ -111,9 +111,19 @@ class GraphNode:
     child: tuple[str, str] | None = None
 
     @property
+    def attempt_count(self) -> int:
+        """How many attempts the activity made: the highest attempt number seen.
+
+        Histories written since only an activity's final attempt is recorded carry the
+        count on ``ActivityTaskStarted.attempt``; older ones have one Started/Failed pair
+        per attempt. Both give the same number.
+        """
+        return max((a.number for a in self.attempts), default=0)
+
+    @property
     def retries(self) -> int:
         """How many times the activity was retried (attempts - 1)."""
-        return max(0, len(self.attempts) - 1)
+        return max(0, self.attempt_count - 1)
 
     @property
     def final(self) -> bool:
@@ -363,6 +373,11 @@ class HistoryGraphBuilder:
         node = self._update(self._ref("activity", event, "scheduled_event_id"), event, status="running")
         if node is not None:
             number = int(event.attributes.get("attempt") or len(node.attempts) + 1)
+            last_failure = event.attributes.get("last_failure")
+            if number > 1 and last_failure and not any(a.number == number - 1 for a in node.attempts):
+                # Only the final attempt is in the history: the one before it is known by its failure.
+                node.attempts.append(Attempt(number=number - 1, outcome="failed", failure=last_failure,
+                                             retry_state=RETRY_IN_PROGRESS))
             node.attempts.append(Attempt(number=number, started_event_id=event.event_id,
                                          started_time=event.event_time))
 

@@ -22,7 +22,7 @@ _FORMS = {
 
 def _sublabel(node: GraphNode) -> str:
     if node.kind == "activity":
-        tries = len(node.attempts)
+        tries = node.attempt_count
         attempts = f"{tries} attempts" if tries > 1 else node.status.replace("_", " ")
         return f"{node.details.get('activity_id', '')} · {attempts}"
     if node.kind == "child" and node.child:
@@ -151,7 +151,7 @@ def describe_node(node: GraphNode, *, limit: int = 400) -> str:
             if attempt.retry_state:
                 line += f" [{attempt.retry_state.removeprefix('RETRY_STATE_').lower()}]"
             items.append(f"<li>{escape(line)}</li>")
-        parts.append(f"<div><b>attempts ({len(node.attempts)}, {node.retries} retries)</b>"
+        parts.append(f"<div><b>attempts ({node.attempt_count}, {node.retries} retries)</b>"
                      f"<ul style='margin:2px 0'>{''.join(items)}</ul></div>")
     if node.input is not None:
         parts.append(_section("input", format_value(_unwrap(node.input)), limit))

@@ -248,3 +248,30 @@ def test_dag_view_accepts_the_compiled_dag() -> None:
     assert view.workflow is not None and view.workflow.dag_json == wf.dag_json
     assert set(view.graph) == {step.id for step in wf.dag.steps}
     view.close()
+
+
+async def test_retries_of_a_history_that_records_only_the_final_attempt(client: Client) -> None:
+    """The server records only an activity's final attempt (its ActivityTaskStarted carries the attempt
+    number and the previous failure): the graph still counts every attempt and shows the last failure."""
+    import uuid
+
+    from spindle.widgets._graph_model import build_graph
+    from spindle.widgets._history_render import describe_node
+
+    handle = await client.start_workflow(ww.Kitchen.run, "o-retry", id=f"kitchen-{uuid.uuid4().hex[:8]}",
+                                         task_queue=QUEUE)
+    await handle.signal(ww.Kitchen.approve, "ann")
+    await handle.result()
+    history = await handle.fetch_history()
+    flaky_events = [e for e in history.events if e.event_type.startswith("ActivityTask")
+                    and e.attributes.get("activity_type") == "flaky"]
+    started = [e for e in history.events if e.event_type == "ActivityTaskStarted" and e.attributes.get("attempt") == 3]
+    assert len(started) == 1 and not [e for e in history.events if e.event_type == "ActivityTaskFailed"
+                                      and e.attributes.get("retry_state") == "RETRY_STATE_IN_PROGRESS"], flaky_events
+    graph = build_graph(history)
+    flaky = next(n for n in graph.nodes() if n.kind == "activity" and n.label == "flaky")
+    assert (flaky.attempt_count, flaky.retries, flaky.status) == (3, 2, "completed")
+    assert [a.number for a in flaky.attempts] == [2, 3]
+    assert "transient failure on attempt 2" in str(flaky.attempts[0].failure)
+    html = describe_node(flaky, limit=0)
+    assert "attempts (3, 2 retries)" in html and "transient failure on attempt 2" in html
