@@ -99,10 +99,12 @@ async def test_kill9_worker_during_activity(server: DevServer, client: Client, t
         assert not check_history(events, what="wk-activity")
         assert _count(events, pb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1
         assert _count(events, pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) == 1
-        assert _count(events, pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT) == 1  # the killed attempt
+        # Only the final attempt is recorded: the killed one shows as the retried attempt's last failure.
+        assert _count(events, pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT) == 0
         done = next(e for e in events if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
         started = events[done.activity_task_completed_event_attributes.started_event_id - 1]
         assert started.activity_task_started_event_attributes.attempt == 2
+        assert started.activity_task_started_event_attributes.last_failure.HasField("timeout_failure_info")
     finally:
         w1.kill()
         if w2 is not None:

@@ -10,17 +10,20 @@
 # database.
 
 locals {
-  ddl_files = ["spanner_v1.sql"]
+  ddl_files = ["spanner_v1.sql", "spanner_v2.sql"]
 
-  ddl_lines = flatten([
+  # Each file is split on its own (as load_ddl does): a file's last statement needs no ";".
+  ddl_file_lines = [
     for f in local.ddl_files : [
       for line in split("\n", replace(file("${path.module}/schema/${f}"), "\r", "")) :
       line if !startswith(trimspace(line), "--")
     ]
-  ])
-
-  spindle_ddl = [
-    for s in split(";\n", replace(join("\n", concat(local.ddl_lines, [""])), "/;[ \\t]*\\n/", ";\n")) :
-    trimsuffix(trimspace(s), ";") if trimsuffix(trimspace(s), ";") != ""
   ]
+
+  spindle_ddl = flatten([
+    for lines in local.ddl_file_lines : [
+      for s in split(";\n", replace(join("\n", concat(lines, [""])), "/;[ \\t]*\\n/", ";\n")) :
+      trimsuffix(trimspace(s), ";") if trimsuffix(trimspace(s), ";") != ""
+    ]
+  ])
 }

@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from spindle.controlplane.store._spanner_schema import MIGRATIONS
+
+from spindle.controlplane.store._spanner_schema import MIGRATIONS
 from google.cloud.spanner_v1 import param_types as spanner_param_types
 from spanner_emulator import SpannerTestInstance
 
@@ -180,7 +184,7 @@ class Cluster:
                              member_id=f"m{i}", num_shards=NUM_SHARDS, ttl=TTL, renew=RENEW,
                              default_workflow_task_timeout=3.0) for i in range(n)]
         out = setup_schema(cfgs[0], env)
-        assert "schema version 0 -> 1" in out
+        assert f"schema version 0 -> {MIGRATIONS[-1][0]}" in out
         assert "up to date" in setup_schema(cfgs[0], env)  # running it again changes nothing
         self.members = [Member(c, env).start() for c in cfgs]
         for m in self.members:

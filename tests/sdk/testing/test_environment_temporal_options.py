@@ -56,7 +56,7 @@ async def test_unknown_and_unsupported_options_are_refused() -> None:
 
 async def test_start_local_search_attributes_as_a_mapping_and_a_bad_type() -> None:
     async with await WorkflowEnvironment.start_local(search_attributes={"CustomerId": "Keyword"}) as env:
-        assert (await env.client.describe_namespace()).search_attributes == {"CustomerId": "Keyword"}
+        assert (await env.client.describe_namespace()).search_attributes["CustomerId"] == "Keyword"
     with pytest.raises(ValueError, match="unknown search attribute type 'Keywords'"):
         await WorkflowEnvironment.start_local(search_attributes={"CustomerId": "Keywords"})
     with pytest.raises(RPCError):
