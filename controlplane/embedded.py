@@ -22,20 +22,36 @@ from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
 from spindle.controlplane.server import ControlPlane, FileLock, LockedError
 from spindle.controlplane.store.sqlite import SqliteStore
 
-__all__ = ["EmbeddedControlPlane", "EmbeddedStub", "LockedError", "start"]
+__all__ = ["EmbeddedControlPlane", "EmbeddedStub", "LockedError", "WrongEventLoopError", "start"]
+
+
+class WrongEventLoopError(RuntimeError):
+    """An in-process control plane was called from another event loop than the one it runs on."""
 
 
 class EmbeddedStub:
-    """Calls the frontend in-process with the WorkflowServiceStub calling convention."""
+    """Calls the frontend in-process with the WorkflowServiceStub calling convention.
 
-    def __init__(self, frontend: FrontendService) -> None:
+    The control plane's background work (timers, transfer queue, acks) runs on the event
+    loop it was started on; a call from another loop would be served while none of that
+    ever runs (timers never fire), so it raises :class:`WrongEventLoopError` instead.
+    """
+
+    def __init__(self, frontend: FrontendService, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         for name in RPC_NAMES:
-            setattr(self, name, self._method(getattr(frontend, name), name))
+            setattr(self, name, self._method(getattr(frontend, name), name, loop))
 
     @staticmethod
-    def _method(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def _method(fn: Callable[..., Any], name: str, home: asyncio.AbstractEventLoop) -> Callable[..., Any]:
         async def call(request: Any, *, timeout: float | None = None, metadata: Any = None, **_: Any) -> Any:
             loop = asyncio.get_running_loop()
+            if loop is not home:
+                raise WrongEventLoopError(
+                    f"{name}: this in-process control plane runs on another event loop than the caller's, so its "
+                    "timers and background work would never run here. Start it (Client.connect('embedded:...'), "
+                    "WorkflowEnvironment.start_*) on the loop that uses it; with pytest-asyncio, give a "
+                    "session-scoped environment fixture and the tests that use it the same loop_scope")
             deadline = loop.time() + timeout if timeout is not None else None
             try:
                 return await fn(request, deadline)
@@ -52,7 +68,7 @@ class EmbeddedControlPlane:
 
     def __init__(self, cp: ControlPlane, lock: FileLock | None) -> None:
         self.control_plane = cp
-        self.stub = EmbeddedStub(cp.frontend)
+        self.stub = EmbeddedStub(cp.frontend, asyncio.get_running_loop())
         self._lock = lock
 
     @property
