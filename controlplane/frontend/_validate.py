@@ -48,6 +48,12 @@ def check_payloads(config: ServerConfig, field: str, *messages: object) -> None:
 
 
 def check_search_attributes(ns: Namespace, sa: pb.SearchAttributes, field: str) -> None:
+    """Check every value against its registered type (InvalidArgument naming the attribute).
+
+    A single-valued attribute given as a list of one value is stored as that value, and an
+    empty list as no value: Temporal's untyped API passes every value as a list
+    (``search_attributes={"CustomKeywordField": ["a"]}``). The payload is rewritten in place.
+    """
     types = ns.search_attribute_type_names
     for name, payload in sa.indexed_fields.items():
         t = types.get(name)
@@ -59,6 +65,12 @@ def check_search_attributes(ns: Namespace, sa: pb.SearchAttributes, field: str) 
             value = json.loads(payload.data) if payload.data else None
         except ValueError as e:
             raise InvalidArgument(f"{field}.{name}: value is not JSON") from e
+        if t != "KeywordList" and isinstance(value, list):
+            if len(value) > 1:
+                raise InvalidArgument(f"{field}.{name}: a {t} attribute holds one value, got a list of {len(value)} "
+                                      "(register it as KeywordList to store several keywords)")
+            value = value[0] if value else None
+            payload.data = json.dumps(value).encode() if value is not None else b""
         if value is not None and not _SA_CHECKS[t](value):
             raise InvalidArgument(f"{field}.{name}: {value!r} is not a valid {t} value")
 

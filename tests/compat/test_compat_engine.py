@@ -157,3 +157,46 @@ async def test_dev_search_attributes_are_registered_in_the_test_environment() ->
         names = set((await env.client.describe_namespace("default")).search_attributes)
         assert {"CustomKeywordField", "CustomStringField", "CustomTextField", "CustomIntField", "CustomDoubleField",
                 "CustomBoolField", "CustomDatetimeField", "CustomKeywordListField"} <= names
+
+
+@workflow.defn
+class ListValuedSearchAttributesWorkflow:
+    """hello_search_attributes in Temporal's untyped style: every value is a list."""
+
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.sleep(timedelta(seconds=2))
+        workflow.upsert_search_attributes({"CustomKeywordField": ["new-value"], "CustomIntField": []})
+
+
+async def _count_becomes(env: WorkflowEnvironment, query: str, n: int) -> None:
+    """Visibility is written with the next acknowledgement batch: wait (briefly) for the count."""
+    for _ in range(100):
+        if await env.client.count_workflows(query) == n:
+            return
+        await asyncio.sleep(0.05)
+    assert await env.client.count_workflows(query) == n, query
+
+
+async def test_single_valued_attributes_given_as_one_element_lists() -> None:
+    async with await WorkflowEnvironment.start_time_skipping() as env:
+        q = _q()
+        async with Worker(env.client, task_queue=q, workflows=[ListValuedSearchAttributesWorkflow]):
+            handle = await env.client.start_workflow(
+                ListValuedSearchAttributesWorkflow.run, id="sa-lists", task_queue=q,
+                search_attributes={"CustomKeywordField": ["old-value"], "CustomIntField": [3]})
+            desc = await handle.describe()
+            assert (desc.search_attributes["CustomKeywordField"], desc.search_attributes["CustomIntField"]) \
+                == ("old-value", 3)
+            await _count_becomes(env, "CustomKeywordField = 'old-value' AND CustomIntField = 3", 1)
+            await handle.result()
+            assert (await handle.describe()).search_attributes.get("CustomKeywordField") == "new-value"
+            await _count_becomes(env, "CustomKeywordField = 'new-value'", 1)
+            await _count_becomes(env, "CustomIntField = 3", 0)  # [] removed the value
+
+            with pytest.raises(RPCError, match="search_attributes.CustomKeywordField: a Keyword attribute holds one "
+                                               "value, got a list of 2") as err:
+                await env.client.start_workflow(ListValuedSearchAttributesWorkflow.run, id="sa-two", task_queue=q,
+                                                search_attributes={"CustomKeywordField": ["a", "b"]})
+            assert err.value.status == "INVALID_ARGUMENT"
+            assert await env.client.count_workflows("WorkflowId = 'sa-two'") == 0
