@@ -458,6 +458,26 @@ class Client:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
+    async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
+                            close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse:
+        """One page of a run's history from ``token`` (payloads still encoded).
+
+        With ``wait`` the server holds the call until there are events past ``token`` or the
+        run closes (a long poll); a long poll that outlives its deadline is asked again from
+        the same place, so callers never see DEADLINE_EXCEEDED.
+        """
+        req = svc.GetWorkflowExecutionHistoryRequest(namespace=self.namespace, execution=execution,
+                                                     next_page_token=token, wait_new_event=wait,
+                                                     close_event_only=close_event_only)
+        while True:
+            try:
+                resp: svc.GetWorkflowExecutionHistoryResponse = await self._rpc(
+                    "GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
+                return resp
+            except E.RPCError as e:
+                if e.status != "DEADLINE_EXCEEDED":
+                    raise
+
     async def _encode(self, msg: Message) -> None:
         if self.codecs:
             await encode_message(self.codecs, msg)
@@ -927,15 +947,8 @@ class WorkflowHandle(Generic[R]):
         hint = result_type if result_type is not None else self.result_type
         run_id = self.result_run_id or ""
         while True:
-            req = svc.GetWorkflowExecutionHistoryRequest(
-                namespace=client.namespace, execution=pb.WorkflowExecution(workflow_id=self.id, run_id=run_id),
-                wait_new_event=True, close_event_only=True)
-            try:
-                resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
-            except E.RPCError as e:
-                if e.status == "DEADLINE_EXCEEDED":
-                    continue
-                raise
+            resp = await client._history_page(pb.WorkflowExecution(workflow_id=self.id, run_id=run_id), wait=True,
+                                              close_event_only=True)
             events = resp.history.events
             if not events:
                 continue
@@ -1180,9 +1193,8 @@ class WorkflowHandle(Generic[R]):
         events: list[pb.HistoryEvent] = []
         token = b""
         while True:
-            resp = await client._rpc("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(
-                namespace=client.namespace, execution=pb.WorkflowExecution(workflow_id=self.id, run_id=run_id),
-                next_page_token=token))
+            resp = await client._history_page(pb.WorkflowExecution(workflow_id=self.id, run_id=run_id), token,
+                                              wait=False)
             await client._decode(resp)
             events.extend(resp.history.events)
             token = resp.next_page_token
@@ -1218,14 +1230,7 @@ class WorkflowHandle(Generic[R]):
         execution = pb.WorkflowExecution(workflow_id=self.id, run_id=run_id)
         token = b""
         while True:
-            req = svc.GetWorkflowExecutionHistoryRequest(namespace=client.namespace, execution=execution,
-                                                         next_page_token=token, wait_new_event=True)
-            try:
-                resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
-            except E.RPCError as e:
-                if e.status == "DEADLINE_EXCEEDED":
-                    continue  # the long poll outlived its deadline: ask again from the same place
-                raise
+            resp = await client._history_page(execution, token, wait=True)
             await client._decode(resp)
             for event in resp.history.events:
                 if event.event_id >= start_event_id:

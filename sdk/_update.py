@@ -42,8 +42,6 @@ R = TypeVar("R")
 
 log = logging.getLogger("spindle.client")
 
-# A long poll for history is answered by the server within 60 s; give it headroom.
-_LONG_POLL_TIMEOUT = 70.0
 _ACCEPTED = pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
 _COMPLETED = pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED
 _CLOSED_BEFORE_COMPLETION = "the workflow execution closed before the update completed"
@@ -137,14 +135,7 @@ class WorkflowUpdateHandle(Generic[R]):
         token = b""
         while True:
             # Read what is there; once the update is known to be accepted, wait for more.
-            req = svc.GetWorkflowExecutionHistoryRequest(namespace=client.namespace, execution=execution,
-                                                         next_page_token=token, wait_new_event=waiting)
-            try:
-                resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
-            except E.RPCError as e:
-                if e.status == "DEADLINE_EXCEEDED":
-                    continue
-                raise
+            resp = await client._history_page(execution, token, wait=waiting)
             for event in resp.history.events:
                 if _is_event_of(event, _COMPLETED, self._id):
                     await client._decode(event)
@@ -222,14 +213,7 @@ async def _accepted_in_history(client: Client, workflow_id: str, run_id: str, up
     execution = pb.WorkflowExecution(workflow_id=workflow_id, run_id=run_id)
     token = b""
     while True:
-        req = svc.GetWorkflowExecutionHistoryRequest(namespace=client.namespace, execution=execution,
-                                                     next_page_token=token, wait_new_event=True)
-        try:
-            resp = await client._rpc("GetWorkflowExecutionHistory", req, timeout=_LONG_POLL_TIMEOUT)
-        except E.RPCError as e:
-            if e.status == "DEADLINE_EXCEEDED":
-                continue
-            raise
+        resp = await client._history_page(execution, token, wait=True)
         for event in resp.history.events:
             if _is_event_of(event, _ACCEPTED, update_id) or _is_event_of(event, _COMPLETED, update_id):
                 return run_id
