@@ -130,10 +130,13 @@ def _load_settings(path: str) -> dict[str, object]:
 
 def _start_cluster(args: argparse.Namespace) -> int:
     try:
-        from spindle.controlplane.cluster import run_from_config  # type: ignore[import-not-found]
+        from spindle.controlplane.cluster import StartupError, run_from_config  # type: ignore[import-not-found]
     except ImportError:
         raise CliError("cluster mode (Cloud Spanner) is not available in this build") from None
-    return int(run_from_config(args.config))
+    try:
+        return int(run_from_config(args.config))
+    except StartupError as e:
+        raise CliError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

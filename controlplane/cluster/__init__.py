@@ -6,7 +6,7 @@ See ``README.md`` in this directory for the design. ``run_from_config`` backs
 
 from ._config import ClusterConfig, ConfigError, StoreConfig, load_config, parse_config
 from ._leases import LeaseManager, assign_shards, rendezvous_owner
-from ._node import ClusterNode, make_store, run_from_config
+from ._node import ClusterNode, StartupError, make_store, run_from_config
 
-__all__ = ["ClusterConfig", "ClusterNode", "ConfigError", "LeaseManager", "StoreConfig", "assign_shards", "load_config", "make_store",
-           "parse_config", "rendezvous_owner", "run_from_config"]
+__all__ = ["ClusterConfig", "ClusterNode", "ConfigError", "LeaseManager", "StartupError", "StoreConfig", "assign_shards",
+           "load_config", "make_store", "parse_config", "rendezvous_owner", "run_from_config"]

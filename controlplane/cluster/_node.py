@@ -18,15 +18,15 @@ from typing import Any
 import grpc
 
 from spindle.controlplane._gc import settle_after_start
+from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.errors import AlreadyExists
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.namespaces import NamespaceRegistry
-from spindle.controlplane.server import GRPC_OPTIONS, make_servicer
 from spindle.controlplane.store import Store
 
-from ._config import ClusterConfig, StoreConfig, load_config
+from ._config import ClusterConfig, ConfigError, StoreConfig, load_config
 from ._engine import ClusterEngine, Router
 from ._frontend import ClusterFrontend
 from ._internal import InternalService
@@ -34,6 +34,14 @@ from ._leases import LeaseManager
 from ._peers import Peers
 
 log = logging.getLogger("spindle.cluster")
+
+
+class StartupError(Exception):
+    """A member could not start: its configuration file is invalid or it cannot serve where told.
+
+    The message is one line for the operator (the ``spindle`` command prints it and exits
+    with status 2).
+    """
 
 
 def make_store(cfg: StoreConfig) -> Store:
@@ -159,22 +167,23 @@ async def serve_until_signalled(node: ClusterNode) -> None:
 
 
 def run_from_config(path: str) -> int:
-    """``spindle server start --config FILE``: run one member until SIGINT/SIGTERM. Returns the exit status."""
-    from spindle.controlplane.cli import CliError
+    """``spindle server start --config FILE``: run one member until SIGINT/SIGTERM. Returns the exit status.
 
-    from ._config import ConfigError
-
+    Raises:
+        StartupError: the file is not a valid cluster configuration, or the member cannot
+            start serving (a ValueError or OSError while starting: a bad listen address, a port in use).
+    """
     try:
         cfg = load_config(path)
     except ConfigError as e:
-        raise CliError(str(e)) from None
+        raise StartupError(str(e)) from None
     logging.basicConfig(level=getattr(logging, cfg.log_level.upper(), logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         asyncio.run(serve_until_signalled(ClusterNode(cfg)))
     except (ValueError, OSError) as e:
-        raise CliError(str(e)) from None
+        raise StartupError(str(e)) from None
     return 0
 
 
-__all__ = ["ClusterNode", "make_store", "run_from_config", "serve_until_signalled"]
+__all__ = ["ClusterNode", "StartupError", "make_store", "run_from_config", "serve_until_signalled"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.cluster import ConfigError, load_config, parse_config
+from spindle.controlplane.cluster import ConfigError, StartupError, load_config, parse_config, run_from_config
 from spindle.controlplane.cli import main
 
 SPANNER = {"spanner": {"project": "p", "instance": "i", "database": "d"}}
@@ -51,3 +51,18 @@ def test_cli_reports_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "missing.yaml" in capsys.readouterr().err
     with pytest.raises(ConfigError):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_a_member_that_cannot_start_raises_startup_error_which_the_cli_reports(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The cluster layer raises its own error (it does not know the CLI); `spindle` prints it, exit status 2.
+    bad = tmp_path / "c.yaml"
+    bad.write_text("store: {spanner: {project: p}}\n")
+    with pytest.raises(StartupError, match="store.spanner: missing instance, database"):
+        run_from_config(str(bad))
+    unservable = tmp_path / "listen.yaml"
+    unservable.write_text(f"store: {{sqlite: {{path: '{tmp_path / 'c.db'}'}}}}\nlisten: nowhere\n")
+    with pytest.raises(StartupError, match="'nowhere' is not HOST:PORT"):
+        run_from_config(str(unservable))
+    assert main(["server", "start", "--config", str(unservable)]) == 2
+    assert "spindle: error: 'nowhere' is not HOST:PORT" in capsys.readouterr().err
