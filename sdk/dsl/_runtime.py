@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import builtins
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spindle import workflow
 from spindle._retry_policy import RetryPolicy
@@ -35,9 +35,6 @@ from spindle.dsl._model import (
 from spindle.dsl._scheduler import STARTED, DagFailed, DagRun, StepError, StepObserver
 from spindle.dsl._validate import check_inputs
 from spindle.exceptions import ApplicationError, FailureError
-
-if TYPE_CHECKING:
-    from spindle.dsl._workflow import DslWorkflow
 
 __all__ = [
     "DEFAULT_START_TO_CLOSE",
@@ -250,15 +247,21 @@ async def interpret(arg: Any, loaded: Mapping[str, Any]) -> dict[str, Any]:
         raise ApplicationError(f"outputs: {error}", type=OUTPUT_ERROR, non_retryable=True) from None
 
 
-def make_definition(dsl_workflow: DslWorkflow) -> Any:
-    """A ``@workflow.defn(name=<the YAML name>)`` function interpreting this DAG."""
-    loaded = dsl_workflow.dag_json
+def make_definition(name: str, file: str | None, dag_json: Mapping[str, Any],
+                    start_args: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> Any:
+    """A ``@workflow.defn(name=name)`` function interpreting the DAG ``dag_json``.
+
+    ``file`` names the YAML document in the function's docstring (``None``: loaded from
+    text). ``start_args`` becomes its ``__spindle_start_args__``, so that
+    ``client.start_workflow(definition, inputs)`` sends the DAG with the inputs too.
+    """
+    loaded = dag_json
 
     async def run(arg: Any = None) -> dict[str, Any]:
         return await interpret(arg, loaded)
 
-    run.__name__ = run.__qualname__ = f"dsl_{dsl_workflow.name}".replace(".", "_").replace("-", "_")
-    run.__doc__ = f"YAML workflow {dsl_workflow.name!r} ({dsl_workflow.file or 'text'})."
+    run.__name__ = run.__qualname__ = f"dsl_{name}".replace(".", "_").replace("-", "_")
+    run.__doc__ = f"YAML workflow {name!r} ({file or 'text'})."
     # client.start_workflow(wf.definition, inputs) pins the DAG too.
-    run.__spindle_start_args__ = dsl_workflow.__spindle_start_args__  # type: ignore[attr-defined]
-    return workflow.defn(name=dsl_workflow.name)(run)
+    run.__spindle_start_args__ = start_args  # type: ignore[attr-defined]
+    return workflow.defn(name=name)(run)

@@ -109,7 +109,7 @@ class DslWorkflow:
         """The ``@workflow.defn(name=self.name)`` function that interprets this DAG."""
         from spindle.dsl._runtime import make_definition
 
-        return make_definition(self)
+        return make_definition(self.name, self.file, self.dag_json, self.__spindle_start_args__)
 
     @property
     def __spindle_workflow_definition__(self) -> WorkflowDefinition:
