@@ -214,6 +214,13 @@ NamespaceResource(SpindleProvider()).validate(d, "spindle_namespace", {"name": U
 assert [x.summary for x in d.diagnostics] == ["Invalid retention_days -1"], [str(x) for x in d.diagnostics]
 schema = SpindleProvider().get_provider_schema(Diagnostics()).to_pb()
 assert [a.sensitive for a in schema.block.attributes if a.name == "api_key"] == [True]
+# every module loads here (context.py is imported only for type checking otherwise), and the
+# provider is what resources and data sources expect of it
+import importlib, pkgutil, spindle_tf
+for m in pkgutil.iter_modules(spindle_tf.__path__):
+    importlib.import_module("spindle_tf." + m.name)
+from spindle_tf.context import ProviderContext
+assert isinstance(SpindleProvider(), ProviderContext)
 print("ok")
 '''
     proc = _in_provider_venv(provider_install, code)

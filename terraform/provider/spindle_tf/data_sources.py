@@ -10,14 +10,13 @@ from tf.iface import Config, DataSource, ReadDataContext, State
 from tf.utils import Diagnostics
 
 from .client import SpindleError
+from .diagnostics import add_server_error, is_unknown, report
 from .model import data_source_namespace
-from .provider import is_unknown, report
-from .resources import add_server_error
 from .tftypes import Object
 from .validation import Problems, check_name
 
 if TYPE_CHECKING:
-    from .provider import SpindleProvider
+    from .context import ProviderContext
 
 _S = types.String()
 #: The element type of ``spindle_namespaces.namespaces``.
@@ -35,7 +34,7 @@ NAMESPACE_OBJECT = Object({
 class NamespaceDataSource(DataSource):
     """One namespace by name (default: the provider's ``namespace``)."""
 
-    def __init__(self, provider: "SpindleProvider") -> None:
+    def __init__(self, provider: ProviderContext) -> None:
         self.provider = provider
 
     @classmethod
@@ -94,7 +93,7 @@ class NamespaceDataSource(DataSource):
 class NamespacesDataSource(DataSource):
     """Every namespace, optionally only those whose name starts with ``name_prefix``."""
 
-    def __init__(self, provider: "SpindleProvider") -> None:
+    def __init__(self, provider: ProviderContext) -> None:
         self.provider = provider
 
     @classmethod

@@ -8,25 +8,11 @@ from typing import Any, Mapping, Optional, Type
 from tf import schema, types
 from tf.iface import Config, DataSource, Resource
 from tf.provider import Provider
-from tf.types import Unknown
 from tf.utils import Diagnostics
 
 from . import PROVIDER_SOURCE
-from .validation import Problems, check_provider_config
-
-
-def is_unknown(value: Any) -> bool:
-    """True for a value Terraform does not know yet (during plan)."""
-    return value is Unknown
-
-
-def report(diags: Diagnostics, problems: Problems) -> None:
-    """Turn validation problems into Terraform diagnostics (each names its attribute path)."""
-    for p in problems.items:
-        if p.warning:
-            diags.add_warning(p.summary, p.detail, path=list(p.path))
-        else:
-            diags.add_error(p.summary, p.detail, path=list(p.path))
+from .diagnostics import is_unknown, report
+from .validation import check_provider_config
 
 
 #: Provider attribute -> environment variable used when the attribute is unset.

@@ -11,18 +11,12 @@ from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanC
 from tf.utils import Diagnostics
 
 from .client import SpindleError, svc
+from .diagnostics import add_server_error, is_unknown, report
 from .model import namespace_state, retention_ms_from_days, type_enums, update_mask
-from .provider import is_unknown, report
 from .validation import SEARCH_ATTRIBUTE_TYPES, Problems, check_name, check_namespace_config, check_search_attribute_changes
 
 if TYPE_CHECKING:
-    from .provider import SpindleProvider
-
-
-def add_server_error(diags: Diagnostics, summary: str, error: SpindleError) -> None:
-    """A diagnostic for a failed call, pointing at the attribute the server's message names."""
-    path = [error.attribute] if error.attribute else None
-    diags.add_error(summary, error.describe(), path=path)
+    from .context import ProviderContext
 
 
 def _known(value: Any) -> Any:
@@ -48,7 +42,7 @@ class NamespaceResource(Resource):
     The name is the identity (changing it replaces the namespace) and the import ID.
     """
 
-    def __init__(self, provider: "SpindleProvider") -> None:
+    def __init__(self, provider: ProviderContext) -> None:
         self.provider = provider
 
     @classmethod
