@@ -7,11 +7,10 @@ lookup without importing each other.
 
 from __future__ import annotations
 
-import asyncio
 import typing
 
 from spindle.exceptions import WorkflowContextError
-from spindle._workflow_loop import WorkflowEventLoop
+from spindle._workflow_loop import running_workflow_loop
 
 if typing.TYPE_CHECKING:
     from spindle._workflow_instance import WorkflowInstance
@@ -21,8 +20,8 @@ __all__ = ["maybe_instance", "instance"]
 
 def maybe_instance() -> WorkflowInstance | None:
     """The instance whose loop is running, or ``None`` outside workflow code."""
-    loop = asyncio.events._get_running_loop()
-    if isinstance(loop, WorkflowEventLoop):
+    loop = running_workflow_loop()
+    if loop is not None:
         return typing.cast("WorkflowInstance", loop.instance)
     return None
 

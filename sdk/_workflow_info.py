@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from spindle._workflow_context import maybe_instance
+from spindle._workflow_loop import running_workflow_loop
 
 __all__ = ["WorkflowInfo", "ParentInfo", "UpdateInfo", "current_update_info", "CURRENT_UPDATE"]
 
@@ -79,7 +79,10 @@ class WorkflowInfo:
     _continue_as_new_suggested: bool = dataclasses.field(default=False, repr=False)
 
     def _live(self) -> Any:
-        inst = maybe_instance()
+        # The running instance, looked up on the loop: spindle._workflow_context (maybe_instance)
+        # names WorkflowInstance, which imports this module.
+        loop = running_workflow_loop()
+        inst = loop.instance if loop is not None else None
         if inst is not None and inst._info is not None and inst._info.run_id == self.run_id \
                 and inst._info.workflow_id == self.workflow_id:
             return inst

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVarTuple, Unpack
 
 from spindle.exceptions import WorkflowContextError
 
-__all__ = ["WorkflowEventLoop", "LoopHost", "UnsupportedInWorkflowError", "DurableTimerHandle"]
+__all__ = ["WorkflowEventLoop", "LoopHost", "UnsupportedInWorkflowError", "DurableTimerHandle", "running_workflow_loop"]
 
 _log = logging.getLogger("spindle.workflow.loop")
 _Ts = TypeVarTuple("_Ts")
@@ -238,3 +238,13 @@ for _name in (
     "sock_connect", "sock_accept", "sock_sendfile", "add_signal_handler", "remove_signal_handler",
 ):
     setattr(WorkflowEventLoop, _name, _unsupported(_name))
+
+
+def running_workflow_loop() -> WorkflowEventLoop | None:
+    """The workflow event loop running in this thread, or ``None`` outside workflow code.
+
+    Its ``instance`` is the running workflow (see :mod:`spindle._workflow_context`, which
+    types it); modules below the instance look it up here without importing that module.
+    """
+    loop = asyncio.events._get_running_loop()
+    return loop if isinstance(loop, WorkflowEventLoop) else None
