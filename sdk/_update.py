@@ -28,13 +28,15 @@ import enum
 import logging
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import exceptions as E
 
 if TYPE_CHECKING:  # pragma: no cover
-    from spindle._client import Client
+    from google.protobuf.message import Message
+
+    from spindle._converter import DataConverter
 
 __all__ = ["WorkflowUpdateStage", "WorkflowUpdateHandle", "send_update"]
 
@@ -45,6 +47,23 @@ log = logging.getLogger("spindle.client")
 _ACCEPTED = pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
 _COMPLETED = pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED
 _CLOSED_BEFORE_COMPLETION = "the workflow execution closed before the update completed"
+
+
+class UpdateClient(Protocol):
+    """What updates use of a :class:`spindle.client.Client` (which imports this module, so it is not named here)."""
+
+    namespace: str
+    data_converter: DataConverter
+
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
+                   not_found: str = "workflow") -> Any: ...
+
+    async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
+                            close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse: ...
+
+    async def _encode(self, msg: Message) -> None: ...
+
+    async def _decode(self, msg: Message) -> None: ...
 
 
 class WorkflowUpdateStage(enum.IntEnum):
@@ -69,7 +88,7 @@ class WorkflowUpdateHandle(Generic[R]):
     it yourself.
     """
 
-    def __init__(self, client: Client, id: str, workflow_id: str, *, workflow_run_id: str | None = None,
+    def __init__(self, client: UpdateClient, id: str, workflow_id: str, *, workflow_run_id: str | None = None,
                  result_type: Any = None, name: str | None = None, outcome: Outcome | None = None) -> None:
         self._client = client
         self._id = id
@@ -167,7 +186,7 @@ def _is_event_of(event: pb.HistoryEvent, event_type: int, update_id: str) -> boo
     return event.workflow_execution_update_completed_event_attributes.update_id == update_id
 
 
-async def _current_run(client: Client, workflow_id: str) -> str:
+async def _current_run(client: UpdateClient, workflow_id: str) -> str:
     resp = await client._rpc("DescribeWorkflowExecution", svc.DescribeWorkflowExecutionRequest(
         namespace=client.namespace, execution=pb.WorkflowExecution(workflow_id=workflow_id)))
     return str(resp.workflow_execution_info.execution.run_id)
@@ -191,7 +210,7 @@ async def _deadline(rpc_timeout: datetime.timedelta | None, update_id: str) -> A
             "(the update itself may still complete)") from e
 
 
-async def _send_until_outcome(client: Client, req: svc.UpdateWorkflowExecutionRequest
+async def _send_until_outcome(client: UpdateClient, req: svc.UpdateWorkflowExecutionRequest
                               ) -> svc.UpdateWorkflowExecutionResponse:
     """Send ``req`` (already encoded) until the server answers with an outcome."""
     while True:
@@ -207,7 +226,7 @@ async def _send_until_outcome(client: Client, req: svc.UpdateWorkflowExecutionRe
         return resp  # type: ignore[no-any-return]
 
 
-async def _accepted_in_history(client: Client, workflow_id: str, run_id: str, update_id: str) -> str | None:
+async def _accepted_in_history(client: UpdateClient, workflow_id: str, run_id: str, update_id: str) -> str | None:
     """Follow the run's history until the update is accepted (returns the run id) or the run closes (None)."""
     run_id = run_id or await _current_run(client, workflow_id)
     execution = pb.WorkflowExecution(workflow_id=workflow_id, run_id=run_id)
@@ -222,7 +241,7 @@ async def _accepted_in_history(client: Client, workflow_id: str, run_id: str, up
         token = resp.next_page_token
 
 
-async def send_update(client: Client, req: svc.UpdateWorkflowExecutionRequest, *, stage: WorkflowUpdateStage,
+async def send_update(client: UpdateClient, req: svc.UpdateWorkflowExecutionRequest, *, stage: WorkflowUpdateStage,
                       result_type: Any, rpc_timeout: datetime.timedelta | None) -> WorkflowUpdateHandle[Any]:
     """Send the update ``req`` (payloads not yet encoded) and return its handle at ``stage``.
 
