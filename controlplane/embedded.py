@@ -5,6 +5,10 @@
 async methods as ``service_pb2_grpc.WorkflowServiceStub`` but calls the frontend
 directly (no network, no serialization). Errors are ``grpc.aio.AioRpcError`` with
 the same status codes a remote server would send.
+
+With the wire API (``spindle.controlplane.api``) this is the SDK's only way into the
+control plane, so it also exports what ``start`` takes (``ServerConfig``, ``Clock``,
+``VirtualClock``): callers such as ``spindle.testing`` need nothing else of it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Callable
 
 import grpc
 
-from spindle.controlplane.clock import Clock
+from spindle.controlplane.clock import Clock, VirtualClock
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
@@ -22,7 +26,8 @@ from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
 from spindle.controlplane.server import ControlPlane, FileLock, LockedError
 from spindle.controlplane.store.sqlite import SqliteStore
 
-__all__ = ["EmbeddedControlPlane", "EmbeddedStub", "LockedError", "WrongEventLoopError", "start"]
+__all__ = ["Clock", "EmbeddedControlPlane", "EmbeddedStub", "LockedError", "ServerConfig", "VirtualClock", "WrongEventLoopError",
+           "start"]
 
 
 class WrongEventLoopError(RuntimeError):

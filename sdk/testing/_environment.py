@@ -22,8 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from spindle.controlplane import embedded
-from spindle.controlplane.clock import VirtualClock
-from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.embedded import ServerConfig, VirtualClock
 from spindle._client import Client
 from spindle._converter import DataConverter, PayloadCodec
 from spindle._search_attributes import SearchAttributeKey

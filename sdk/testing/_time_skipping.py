@@ -28,7 +28,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from spindle.controlplane.clock import VirtualClock
+from spindle.controlplane.embedded import VirtualClock
 
 __all__ = ["TimeSkipper"]
 
