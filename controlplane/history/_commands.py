@@ -149,7 +149,7 @@ class CommandsMixin:
             # search attributes must be registered and typed as at start (checked by the frontend there)
             if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
                 from spindle.controlplane.errors import InvalidArgument, ServiceError
-                from spindle.controlplane.frontend._validate import check_search_attributes
+                from spindle.controlplane._search_attributes import check_search_attributes
 
                 ns = self.namespaces.by_id(st.namespace_id)
                 if t == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION and a.namespace:

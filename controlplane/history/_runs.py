@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
 from typing import TYPE_CHECKING
 
+from spindle.controlplane._search_attributes import search_attribute_values
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.store import VisibilityRow
 
@@ -80,28 +80,12 @@ class RunsMixin:
             close_time_ms=st.close_time_ms if closed else None,
             execution_duration_ms=(st.close_time_ms - st.start_time_ms) if closed else None,
             history_length=st.next_event_id - 1,
-            search_attributes=json.dumps(self.search_attribute_values(st), sort_keys=True),
+            search_attributes=json.dumps(search_attribute_values(self.namespaces.by_id(st.namespace_id), st.search_attributes),
+                                         sort_keys=True),
             memo=pb.Memo(fields=st.memo).SerializeToString(),
             parent_workflow_id=parent.execution.workflow_id if parent else "",
             parent_run_id=parent.execution.run_id if parent else "",
         )
-
-    def search_attribute_values(self: "EngineCore", st: ExecutionState) -> dict[str, object]:
-        ns = self.namespaces.by_id(st.namespace_id)
-        types = ns.search_attribute_type_names if ns else {}
-        out: dict[str, object] = {}
-        for k, p in st.search_attributes.items():
-            try:
-                v = json.loads(p.data) if p.data else None
-            except ValueError:
-                continue
-            if types.get(k) == "Datetime" and isinstance(v, str):
-                try:
-                    v = int(datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp() * 1000)
-                except ValueError:
-                    continue
-            out[k] = v
-        return out
 
     def abandon_running_tasks(self: "EngineCore", txn: Txn) -> None:
         """Before the run is closed from outside (terminate, run timeout): drop the workflow task
