@@ -12,7 +12,8 @@ from spindle.controlplane.store import Mutation
 
 from . import _retry
 from ._outstanding import ACTIVITY as OUT_ACTIVITY, activity_task_key
-from ._state import ActivityInfo, ExecutionState
+from ._mutable_state import MutableState
+from ._pending import ActivityInfo
 from ._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
 from ._tokens import ACTIVITY, TaskToken
 from ._txn import Txn
@@ -32,7 +33,7 @@ _TIMEOUT_TYPES = {
 class ActivitiesMixin:
     """Activity lifecycle."""
 
-    def start_activity(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo, identity: str,
+    def start_activity(self: "HistoryEngine", st: MutableState, info: ActivityInfo, identity: str,
                        m: Mutation | None = None, *, txn: Txn | None = None) -> svc.PollActivityTaskQueueResponse:
         """Mark the attempt started (in memory); ``m`` or ``txn`` gets its durable timeout timers."""
         now = self.clock.now_ms()
@@ -93,7 +94,7 @@ class ActivitiesMixin:
         self.matching.add(ref, t.extra.get("q", ""))
 
     # ------------------------------------------------------------------ outcomes
-    def _pending_activity(self: "HistoryEngine", st: ExecutionState | None, tok: TaskToken) -> ActivityInfo:
+    def _pending_activity(self: "HistoryEngine", st: MutableState | None, tok: TaskToken) -> ActivityInfo:
         info = st.activities.get(tok.scheduled_event_id) if st is not None and st.running else None
         if info is None or info.attempt != tok.attempt or info.closed:
             # the attempt is over for the server: its worker no longer counts as busy with it
@@ -110,7 +111,7 @@ class ActivitiesMixin:
                                                            attempt=info.attempt, last_failure=info.last_failure))
         self._release_attempt(txn.state, info)
 
-    def _release_attempt(self: "HistoryEngine", st: ExecutionState, info: ActivityInfo) -> None:
+    def _release_attempt(self: "HistoryEngine", st: MutableState, info: ActivityInfo) -> None:
         """The current attempt is over: it no longer counts as handed to a worker."""
         info.started = False
         self.outstanding.discard(self.run_key(st), activity_task_key(info.scheduled_event_id, info.attempt))

@@ -14,7 +14,8 @@ from spindle.controlplane.matching import KIND_QUERY, TaskRef
 from spindle.controlplane.namespaces import Namespace
 
 from ._runs import new_run_id
-from ._state import RUNNING, ExecutionState, PendingUpdate
+from ._mutable_state import RUNNING, MutableState
+from ._pending import PendingUpdate
 from ._txn import Txn
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class ClientOpsMixin:
                             signal: tuple[str, pb.Payloads, pb.Header] | None) -> tuple[str, bool]:
         cur_rid = await self.current_run_id(ns.id, req.workflow_id)
         expect = ""
-        terminate: ExecutionState | None = None
+        terminate: MutableState | None = None
         if cur_rid is not None:
             cur = await self.load(ns.id, req.workflow_id, cur_rid)
             conflict = req.workflow_id_conflict_policy
@@ -90,8 +91,8 @@ class ClientOpsMixin:
         now = self.clock.now_ms()
         rid = new_run_id()
         shard = self.shard_for(ns.id, req.workflow_id)
-        st = ExecutionState(ns.id, ns.name, req.workflow_id, rid, shard.shard_id)
-        st.start_request_id = req.request_id  # type: ignore[attr-defined]
+        st = MutableState(ns.id, ns.name, req.workflow_id, rid, shard.shard_id)
+        st.start_request_id = req.request_id
         attrs = pb.WorkflowExecutionStartedEventAttributes(
             workflow_type=req.workflow_type, task_queue=req.task_queue, input=req.input,
             execution_timeout_ms=req.execution_timeout_ms, run_timeout_ms=req.run_timeout_ms or req.execution_timeout_ms,
@@ -121,7 +122,7 @@ class ClientOpsMixin:
             raise
         return rid, True
 
-    def _terminate_for_new_run(self: "HistoryEngine", cur: ExecutionState, new: Txn, identity: str) -> Txn:
+    def _terminate_for_new_run(self: "HistoryEngine", cur: MutableState, new: Txn, identity: str) -> Txn:
         """One transaction that terminates ``cur`` and creates the run ``new`` builds (TERMINATE_EXISTING).
 
         Written like continue-as-new: the closing run's mutation carries the new run's, and
@@ -148,7 +149,7 @@ class ClientOpsMixin:
             st = await self.resolve(ns.id, execution.workflow_id, execution.run_id)
             await self._signal_locked(st, name, payloads, header, identity, request_id)
 
-    async def _signal_locked(self: "HistoryEngine", st: ExecutionState, name: str, payloads: pb.Payloads, header: pb.Header,
+    async def _signal_locked(self: "HistoryEngine", st: MutableState, name: str, payloads: pb.Payloads, header: pb.Header,
                              identity: str, request_id: str, external: pb.WorkflowExecution | None = None) -> None:
         if not st.running:
             raise FailedPrecondition(f"workflow_execution: workflow {st.workflow_id!r} run {st.run_id} is already closed; "
@@ -196,7 +197,7 @@ class ClientOpsMixin:
                 raise FailedPrecondition(f"workflow_execution: workflow {st.workflow_id!r} is already closed")
             await self.terminate_locked(st, reason, details, identity)
 
-    async def terminate_locked(self: "HistoryEngine", st: ExecutionState, reason: str, details: pb.Payloads,
+    async def terminate_locked(self: "HistoryEngine", st: MutableState, reason: str, details: pb.Payloads,
                                identity: str) -> None:
         txn = Txn(st, self.clock.now_ms())
         self.abandon_running_tasks(txn)
@@ -298,7 +299,7 @@ class ClientOpsMixin:
             raise FailedPrecondition(f"query {req.query.query_type!r} failed: {done.error_message}")
         return svc.QueryWorkflowResponse(query_result=done.query_result)
 
-    def build_query_task(self: "HistoryEngine", st: ExecutionState, pq: PendingQuery) -> svc.PollWorkflowTaskQueueResponse:
+    def build_query_task(self: "HistoryEngine", st: MutableState, pq: PendingQuery) -> svc.PollWorkflowTaskQueueResponse:
         """A query task: the committed history (up to the last completed task) and the query."""
         from ._tokens import QUERY, TaskToken
 

@@ -9,7 +9,8 @@ from spindle.controlplane.api import service_pb2 as svc
 
 from ._retry import normalized_policy
 from ._runs import new_run_id
-from ._state import ActivityInfo, ExecutionState
+from ._mutable_state import MutableState
+from ._pending import ActivityInfo
 from ._tasks import (
     T_ACTIVITY_TASK,
     T_CANCEL_EXTERNAL,
@@ -66,7 +67,7 @@ def _name(t: int) -> str:
 class CommandsMixin:
     """Turning a workflow task's commands into history."""
 
-    def validate_commands(self: "HistoryEngine", st: ExecutionState, commands: Sequence[pb.Command]) -> str | None:
+    def validate_commands(self: "HistoryEngine", st: MutableState, commands: Sequence[pb.Command]) -> str | None:
         """The first problem with ``commands`` (naming the command index and field), or None."""
         max_id = self.config.max_id_length
         activity_ids = set(st.activity_ids)
@@ -377,6 +378,6 @@ class CommandsMixin:
         )
         if old.HasField("parent"):
             attrs.parent.CopyFrom(old.parent)
-        nst = ExecutionState(st.namespace_id, st.namespace, st.workflow_id, rid, st.shard_id)
+        nst = MutableState(st.namespace_id, st.namespace, st.workflow_id, rid, st.shard_id)
         ntxn = self.build_run(nst, attrs, txn.now_ms, start_delay_ms=a.backoff_start_interval_ms)
         txn.new_run = (nst, ntxn.events, ntxn.transfer, ntxn.timers)

@@ -21,7 +21,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from spindle.controlplane._keyed_locks import KeyedLocks
-from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import NotFound, Unavailable
@@ -41,7 +40,7 @@ from spindle.controlplane.store import (
 )
 
 from ._outstanding import OutstandingTasks, RunKey
-from ._state import ExecutionState
+from ._mutable_state import MutableState
 from ._tasks import TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._txn import Txn
 
@@ -98,7 +97,7 @@ class EngineCore:
         #: Cluster hook: called with a shard id when a write finds the shard's range_id
         #: moved on (another process took it). None in a single process.
         self.shard_lost_hook: Callable[[int], None] | None = None
-        self._cache: collections.OrderedDict[tuple[str, str, str], ExecutionState] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[tuple[str, str, str], MutableState] = collections.OrderedDict()
         self._current: collections.OrderedDict[tuple[str, str], str] = collections.OrderedDict()
         self._locks = KeyedLocks()  # per (namespace id, workflow id)
         self._loops: list[asyncio.Task[None]] = []
@@ -122,7 +121,7 @@ class EngineCore:
         pass  # the engine tells its listeners (HistoryEngine.on_outstanding)
 
     @staticmethod
-    def run_key(st: ExecutionState) -> RunKey:
+    def run_key(st: MutableState) -> RunKey:
         return (st.namespace_id, st.workflow_id, st.run_id)
 
     def next_nonce(self) -> str:
@@ -266,7 +265,7 @@ class EngineCore:
         while len(self._current) > self.config.execution_cache_size:
             self._current.popitem(last=False)
 
-    async def load(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionState | None:
+    async def load(self, namespace_id: str, workflow_id: str, run_id: str) -> MutableState | None:
         """The run's state (caller holds the workflow id's lock); None if there is no such run."""
         key = (namespace_id, workflow_id, run_id)
         st = self._cache.get(key)
@@ -277,32 +276,22 @@ class EngineCore:
         if loaded is None:
             return None
         ns = self.namespaces.by_id(namespace_id)
-        st = ExecutionState(namespace_id, ns.name if ns else "", workflow_id, run_id, loaded.row.shard_id)
-        for raw in loaded.events:
-            e = pb.HistoryEvent()
-            e.ParseFromString(raw)
-            st.apply(e)
-        for raw in loaded.buffered:
-            e = pb.HistoryEvent()
-            e.ParseFromString(raw)
-            st.buffered.append(e)
-            if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and e.workflow_execution_signaled_event_attributes.request_id:
-                st.signal_request_ids.add(e.workflow_execution_signaled_event_attributes.request_id)
-        st.load_activity_retry_state(loaded.row.activity_state)
-        st.db_version = loaded.row.db_version
+        st = MutableState.rebuild(namespace_id, ns.name if ns else "", workflow_id, run_id, loaded.row.shard_id,
+                                  events=loaded.events, buffered=loaded.buffered,
+                                  activity_state=loaded.row.activity_state, db_version=loaded.row.db_version)
         self.cache_put(st)
         return st
 
-    async def start_request_id(self, st: ExecutionState) -> str:
+    async def start_request_id(self, st: MutableState) -> str:
         """The request id that started ``st`` (kept on the current-run row; read once after a restart)."""
-        rid: str | None = getattr(st, "start_request_id", None)
+        rid = st.start_request_id
         if rid is None:
             row = await self.store.get_current(st.namespace_id, st.workflow_id)
             rid = row.start_request_id if row is not None and row.run_id == st.run_id else ""
-            st.start_request_id = rid  # type: ignore[attr-defined]
+            st.start_request_id = rid
         return rid
 
-    def cache_put(self, st: ExecutionState) -> None:
+    def cache_put(self, st: MutableState) -> None:
         key = (st.namespace_id, st.workflow_id, st.run_id)
         self._cache[key] = st
         self._cache.move_to_end(key)
@@ -316,13 +305,13 @@ class EngineCore:
                 if not busy:
                     del self._cache[k]
 
-    def evict(self, st: ExecutionState) -> None:
+    def evict(self, st: MutableState) -> None:
         self._cache.pop((st.namespace_id, st.workflow_id, st.run_id), None)
         # Long polls (history with wait_new_event: handle.result()) wait on this object's
         # `changed` event; nothing will notify a dropped state, so wake them now to reload.
         st.notify()
 
-    async def resolve(self, namespace_id: str, workflow_id: str, run_id: str) -> ExecutionState:
+    async def resolve(self, namespace_id: str, workflow_id: str, run_id: str) -> MutableState:
         """Load a run (current run when run_id is empty); NotFound if missing. Caller holds the lock."""
         if not run_id:
             rid = await self.current_run_id(namespace_id, workflow_id)
@@ -335,7 +324,7 @@ class EngineCore:
         return st
 
     # ------------------------------------------------------------------ commit
-    def exec_row(self, st: ExecutionState) -> ExecutionRow:
+    def exec_row(self, st: MutableState) -> ExecutionRow:
         return ExecutionRow(
             namespace_id=st.namespace_id, workflow_id=st.workflow_id, run_id=st.run_id, shard_id=st.shard_id,
             status=st.status, next_event_id=st.next_event_id, db_version=st.db_version + 1,
@@ -510,7 +499,7 @@ class EngineCore:
                 t = Task.decode(r.data, task_id=r.task_id)
                 self.process_transfer(shard, t)
 
-    def note_history_length(self, st: ExecutionState) -> None:
+    def note_history_length(self, st: MutableState) -> None:
         """Queue ``st``'s history length for its visibility row, with the shard's next ack batch.
 
         Visibility rows are written when a run starts, upserts search attributes and

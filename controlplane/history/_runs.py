@@ -10,7 +10,7 @@ from spindle.controlplane._search_attributes import search_attribute_values
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.store import VisibilityRow
 
-from ._state import ExecutionState
+from ._mutable_state import MutableState
 from ._tasks import T_CLOSE, T_VISIBILITY, T_WORKFLOW_TASK, TM_WORKFLOW_RUN_TIMEOUT, TM_WORKFLOW_TASK_BACKOFF, Task
 from ._txn import Txn
 
@@ -46,7 +46,7 @@ class RunsMixin:
             txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id, e.event_id, attempt,
                                      extra={"q": st.task_queue}))
 
-    def build_run(self: "EngineCore", state: ExecutionState, attrs: pb.WorkflowExecutionStartedEventAttributes, now_ms: int,
+    def build_run(self: "EngineCore", state: MutableState, attrs: pb.WorkflowExecutionStartedEventAttributes, now_ms: int,
                   *, start_delay_ms: int = 0) -> Txn:
         """A new run's first events and tasks (not yet committed)."""
         txn = Txn(state, now_ms)
@@ -71,7 +71,7 @@ class RunsMixin:
         row = self.visibility_row(st)
         txn.transfer.append(Task(T_VISIBILITY, st.namespace_id, st.workflow_id, st.run_id, extra={"row": row_to_json(row)}))
 
-    def visibility_row(self: "EngineCore", st: ExecutionState) -> VisibilityRow:
+    def visibility_row(self: "EngineCore", st: MutableState) -> VisibilityRow:
         closed = not st.running
         parent = st.started.parent if st.started is not None and st.started.HasField("parent") else None
         return VisibilityRow(

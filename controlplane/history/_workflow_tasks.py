@@ -12,7 +12,8 @@ from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, TimerTask
 
 from ._outstanding import WORKFLOW as OUT_WORKFLOW, workflow_task_key
-from ._state import ExecutionState, WorkflowTaskInfo
+from ._mutable_state import MutableState
+from ._pending import WorkflowTaskInfo
 from ._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from ._tokens import WORKFLOW, BadTokenError, TaskToken
 from ._txn import Txn
@@ -78,7 +79,7 @@ class WorkflowTasksMixin:
         self.matching.add(ref, st.task_queue if st is not None else task_queue)
 
     # ------------------------------------------------------------------ start
-    def start_workflow_task(self: "HistoryEngine", st: ExecutionState, wt: WorkflowTaskInfo, identity: str,
+    def start_workflow_task(self: "HistoryEngine", st: MutableState, wt: WorkflowTaskInfo, identity: str,
                             m: Mutation | None = None, *, sticky: bool, txn: Txn | None = None
                             ) -> svc.PollWorkflowTaskQueueResponse:
         """Mark the task started (in memory) and build what the worker receives.
@@ -134,7 +135,7 @@ class WorkflowTasksMixin:
             task_queue=st.task_queue,
         )
 
-    def add_start_timer(self: "HistoryEngine", st: ExecutionState, t: Task, m: Mutation | None, txn: Txn | None) -> None:
+    def add_start_timer(self: "HistoryEngine", st: MutableState, t: Task, m: Mutation | None, txn: Txn | None) -> None:
         """A start's timeout timer: with the transaction that hands the task out, or a small write of its own."""
         if txn is not None:
             txn.timers.append(t)
@@ -181,7 +182,7 @@ class WorkflowTasksMixin:
             return resp
 
     # ------------------------------------------------------------------ completion
-    def _current_workflow_task(self: "HistoryEngine", st: ExecutionState | None, tok: TaskToken) -> WorkflowTaskInfo:
+    def _current_workflow_task(self: "HistoryEngine", st: MutableState | None, tok: TaskToken) -> WorkflowTaskInfo:
         wt = st.workflow_task if st is not None else None
         if st is None or not st.running or wt is None or not wt.started or wt.scheduled_event_id != tok.scheduled_event_id \
                 or wt.nonce != tok.nonce:
@@ -221,7 +222,7 @@ class WorkflowTasksMixin:
         backoff_ms = 0 if attempt <= 2 else int(min(2 ** (attempt - 3), 60) * 1000)
         self.schedule_workflow_task(txn, attempt=attempt, backoff_ms=backoff_ms, inline=inline and backoff_ms == 0)
 
-    def _requeue_updates(self: "HistoryEngine", st: ExecutionState, wt: WorkflowTaskInfo) -> None:
+    def _requeue_updates(self: "HistoryEngine", st: MutableState, wt: WorkflowTaskInfo) -> None:
         for uid in wt.delivered_updates:
             pu = st.pending_updates.get(uid)
             if pu is not None:
