@@ -86,7 +86,7 @@ class ActivitiesMixin:
     def dispatch_activity(self: "HistoryEngine", t: Task) -> None:
         ref = TaskRef(KIND_ACTIVITY, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
                       ("t", self.shard_for(t.namespace_id, t.workflow_id).shard_id, t.task_id) if t.task_id else None)
-        st = self._cache.get((t.namespace_id, t.workflow_id, t.run_id))
+        st = self.cache.get((t.namespace_id, t.workflow_id, t.run_id))
         if st is not None:
             info = st.activities.get(t.event_id)
             if info is not None:

@@ -13,7 +13,7 @@ from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, NotFo
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 from spindle.controlplane.namespaces import Namespace
 
-from ._core import Shard
+from ._shard import Shard
 from ._runs import row_from_json
 from ._tasks import (
     T_ACTIVITY_TASK,
@@ -69,7 +69,7 @@ class ProcessingMixin:
             self.dispatch_activity(t)
         elif t.kind == T_VISIBILITY:
             shard.visibility.append(row_from_json(t.extra["row"]))
-            shard.acks.append(t.task_id)
+            shard.transfer.ack(t.task_id)
         else:
             self.spawn(self._process_async(shard, t))
 
@@ -90,10 +90,10 @@ class ProcessingMixin:
                     await self._signal_external(t)
                 elif t.kind == T_CANCEL_EXTERNAL:
                     await self._cancel_external(t)
-                shard.acks.append(t.task_id)
+                shard.transfer.ack(t.task_id)
                 return
             except ServiceError as e:
-                if self.shards.get(shard.shard_id) is not shard or self._stopping:
+                if self.shards.get(shard.shard_id) is not shard or self.background.stopping:
                     return  # its row stays: the shard's next owner (or the next start) runs it
                 log.warning("transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e)
             await asyncio.sleep(delay)

@@ -16,14 +16,13 @@ is still in the store). Nothing is ever deleted unarchived.
 
 from __future__ import annotations
 
-import heapq
 import logging
 from typing import TYPE_CHECKING
 
 from spindle.controlplane.archival import Archival, ObjectStoreError
 from spindle.controlplane.store import Mutation
 
-from ._core import Shard
+from ._shard import Shard
 from ._tasks import TM_RETENTION, Task
 from ._txn import Txn
 
@@ -68,7 +67,7 @@ class RetentionMixin:
         async with self.locked(t.namespace_id, t.workflow_id):
             st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
             if st is None or st.running:
-                shard.timer_acks.append(row_key)  # already deleted (or, impossibly, reopened)
+                shard.timers.done(row_key)  # already deleted (or, impossibly, reopened)
                 return
             events = list(st.events)
             close_ms = st.close_time_ms
@@ -86,15 +85,14 @@ class RetentionMixin:
         async with self.locked(t.namespace_id, t.workflow_id):
             st = await self.load(t.namespace_id, t.workflow_id, t.run_id)
             if st is None:
-                shard.timer_acks.append(row_key)
+                shard.timers.done(row_key)
                 return
             m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
                          delete_execution=(t.namespace_id, t.workflow_id, t.run_id),
                          visibility_delete=[(t.namespace_id, t.run_id)], timer_delete=[row_key])
             await self.store.apply(m)  # a StoreError propagates: the timer loop retries it
             self.evict(st)
-            if self._current.get((t.namespace_id, t.workflow_id)) == t.run_id:
-                del self._current[(t.namespace_id, t.workflow_id)]
+            self.cache.forget_current(t.namespace_id, t.workflow_id, t.run_id)
             # a visibility upsert still queued for this run must not bring its row back
             shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
         log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "")
@@ -104,5 +102,4 @@ class RetentionMixin:
         log.warning("retention of %s/%s: archive write failed, run kept; retrying in %.1f s: %s",
                     t.workflow_id, t.run_id, delay_ms / 1000, err)
         t.fire_time_ms = self.clock.now_ms() + delay_ms
-        heapq.heappush(shard.timer_heap, (t.fire_time_ms, t.task_id, t))
-        shard.timer_wake.set()
+        shard.timers.retry_at(t, t.fire_time_ms)

@@ -53,7 +53,7 @@ class WorkflowTasksMixin:
         offered as it is (its start is refused and acknowledges the row) and must not make a
         timed-out task look as if it were still waiting in a queue.
         """
-        st = self._cache.get((ref.namespace_id, ref.workflow_id, ref.run_id))
+        st = self.cache.get((ref.namespace_id, ref.workflow_id, ref.run_id))
         wt = st.workflow_task if st is not None else None
         current = wt is not None and wt.scheduled_event_id == ref.event_id and wt.attempt == ref.attempt \
             and not wt.started

@@ -80,9 +80,9 @@ class HistoryEngine(
         start-to-close timeout must fire in virtual time).
         """
         busy = self.outstanding.total if count_activities else self.outstanding.workflow_tasks
-        if busy or self.in_flight or self.matching.total_backlog(ignore_queries=True):
+        if busy or self.background.in_flight or self.matching.total_backlog(ignore_queries=True):
             return False
-        return not any(not t.done() for t in self._background)
+        return not self.background.busy
 
     async def next_timer_ms(self) -> int | None:
         """The fire time of the earliest durable timer of any shard, or None when there is none.
@@ -97,26 +97,16 @@ class HistoryEngine(
             return t.kind != TM_RETENTION or fire_ms <= now
 
         best: int | None = None
-        for shard in self.shards.values():
-            for fire_ms, _, t in shard.timer_heap:
-                if counts(fire_ms, t) and (best is None or fire_ms < best):
-                    best = fire_ms
-            after = shard.timer_cursor
-            while True:
-                rows = await self.store.load_timer_tasks(shard.shard_id, 2**62, after, 256)
-                hit = next((r for r in rows if counts(r.fire_time_ms, Task.decode(r.data))), None)
-                if hit is not None:
-                    best = hit.fire_time_ms if best is None else min(best, hit.fire_time_ms)
-                    break
-                if len(rows) < 256 or (best is not None and rows[-1].fire_time_ms >= best):
-                    break
-                after = (rows[-1].fire_time_ms, rows[-1].task_id)
+        for shard in list(self.shards.values()):
+            found = await shard.timers.next_fire_ms(counts)
+            if found is not None and (best is None or found < best):
+                best = found
         return best
 
     def wake_timers(self) -> None:
         """Re-check due timers now (after the clock moved)."""
         for shard in self.shards.values():
-            shard.timer_wake.set()
+            shard.timers.wake()
 
 
 __all__ = ["HistoryEngine"]
