@@ -30,7 +30,7 @@ class Backlog:
         self._shards = shards
 
     def _ack_transfer(self, shard_id: int, task_id: int) -> None:
-        shard = self._shards.shards.get(shard_id)
+        shard = self._shards.owned.get(shard_id)
         if shard is not None:
             shard.transfer.ack(task_id)
 
@@ -73,7 +73,7 @@ class Backlog:
     async def _load_queue(self, matching: Matching, namespace_id: str, queue_name: str, kind: int,
                           shard_id: int | None) -> None:
         rows = await self._store.load_backlog(namespace_id, queue_name, kind, 100_000)
-        owned = self._shards.shards
+        owned = self._shards.owned
         for r in rows:
             if (r.shard_id != shard_id) if shard_id is not None else (r.shard_id not in owned):
                 continue

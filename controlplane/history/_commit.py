@@ -72,13 +72,13 @@ def _task_rows(shard: Shard, txn_transfer: list[Task], txn_timers: list[Task]) -
 class Committer:
     """Writes transactions of the shards' runs and runs what they scheduled."""
 
-    def __init__(self, store: Store, shards: ShardController, cache: ExecutionCache, background: Background,
-                 before_commit: Callable[[Txn], None]) -> None:
+    def __init__(self, store: Store, shards: ShardController, cache: ExecutionCache, background: Background) -> None:
         self._store = store
         self._shards = shards
         self._cache = cache
         self._background = background
-        self._before_commit = before_commit
+        #: Called with every txn of an existing run before it is written (the engine's history-size rule).
+        self.before_commit: Callable[[Txn], None] = _nothing
 
     async def commit(self, txn: Txn, *, new: bool = False, current_expect: str | None = None) -> None:
         """Write ``txn`` in one transaction and run its after-commit effects.
@@ -93,7 +93,7 @@ class Committer:
         until then.
         """
         if not new:
-            self._before_commit(txn)
+            self.before_commit(txn)
         task = asyncio.ensure_future(self._commit(txn, new=new, current_expect=current_expect))
         try:
             await asyncio.shield(task)
@@ -108,7 +108,7 @@ class Committer:
 
     async def _commit(self, txn: Txn, *, new: bool, current_expect: str | None) -> None:
         st = txn.state
-        shard = self._shards.shards[st.shard_id]
+        shard = self._shards.owned[st.shard_id]
         cache = self._cache
         transfer, timers = _task_rows(shard, txn.transfer, txn.timers)
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
@@ -193,7 +193,7 @@ class Committer:
 
     async def _pick_up_if_written(self, shard: Shard, transfer: list[Task], timers: list[Task]) -> None:
         """After a failed write: process its transfer tasks and arm its timers if they are in the store."""
-        shards = self._shards.shards
+        shards = self._shards.owned
         try:
             for t in transfer:
                 rows = await self._store.load_transfer_tasks(shard.shard_id, t.task_id - 1, 1)
@@ -219,6 +219,10 @@ class Committer:
                 log.warning("background write failed (it will be redone after recovery): %s", e)
 
         self._background.spawn(run())
+
+
+def _nothing(txn: Txn) -> None:
+    pass
 
 
 async def _finish_despite_cancellation(task: "asyncio.Future[Any]") -> None:

@@ -1,4 +1,4 @@
-"""What a run has pending: its workflow task, activities, timers, children and updates.
+"""What a run has pending: its workflow task, activities, timers, children, updates and queries.
 
 The parts of ``MutableState`` (``_mutable_state``) that one history event creates and a
 later one closes. Fields marked "in memory only" are not in the history: they are lost
@@ -8,10 +8,12 @@ with the process and rebuilt conservatively (see ``ExecutionCache.load``).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
 
 
 @dataclass
@@ -95,4 +97,14 @@ class PendingUpdate:
     delivered: bool = False
 
 
-__all__ = ["ActivityInfo", "ChildInfo", "PendingUpdate", "TimerInfo", "WorkflowTaskInfo"]
+
+class PendingQuery:
+    """A query waiting for a worker's answer (in memory only: a query does not survive a restart)."""
+
+    def __init__(self, query: pb.WorkflowQuery) -> None:
+        self.id = uuid.uuid4().hex
+        self.query = query
+        self.future: asyncio.Future[svc.RespondQueryTaskCompletedRequest] = asyncio.get_running_loop().create_future()
+
+
+__all__ = ["ActivityInfo", "ChildInfo", "PendingQuery", "PendingUpdate", "TimerInfo", "WorkflowTaskInfo"]

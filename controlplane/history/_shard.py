@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import Mutation, Store, StoreError, VisibilityRow
@@ -29,6 +29,8 @@ from ._timer_queue import TimerQueue
 from ._transfer_queue import TransferQueue
 
 log = logging.getLogger("spindle.history")
+
+T = TypeVar("T")
 
 #: Seconds between two ack batches of a shard.
 ACK_INTERVAL = 0.05
@@ -117,7 +119,8 @@ class ShardController:
         self._store = store
         self._num_shards = num_shards
         self._open_shard = open_shard
-        self.shards: dict[int, Shard] = _Shards()
+        #: The shards this process owns, by id (indexing one it does not own raises Unavailable).
+        self.owned: dict[int, Shard] = _Shards()
         #: Cluster hook: called with a shard id when a write finds the shard's range_id moved on
         #: (another process took it). None in a single process.
         self.lost_hook: Callable[[int], None] | None = None
@@ -131,7 +134,7 @@ class ShardController:
     def shard_for(self, namespace_id: str, workflow_id: str) -> Shard:
         """The owned shard of a workflow id; Unavailable when this process does not own it."""
         sid = self.shard_id_of(namespace_id, workflow_id)
-        shard = self.shards.get(sid)
+        shard = self.owned.get(sid)
         if shard is None:
             raise Unavailable(f"shard {sid} {NOT_OWNED}")
         return shard
@@ -145,12 +148,12 @@ class ShardController:
     def open(self, shard_id: int, range_id: int, *, movable: bool = False) -> Shard:
         """Register the shard whose ownership is held with ``range_id``."""
         shard = self._open_shard(shard_id, range_id, movable)
-        self.shards[shard_id] = shard
+        self.owned[shard_id] = shard
         return shard
 
     async def close(self, shard_id: int) -> None:
         """Stop serving a shard: unregister it, stop its timers and write its last ack batch."""
-        shard = self.shards.pop(shard_id, None)
+        shard = self.owned.pop(shard_id, None)
         if shard is not None:
             await shard.close(self._store)
 
@@ -159,21 +162,24 @@ class ShardController:
         if self.lost_hook is not None:
             self.lost_hook(shard_id)
 
-    async def while_owned(self, namespace_id: str, workflow_id: str, call: Awaitable[Any]) -> Any:
-        """Await ``call`` unless the workflow's shard is handed over first (then Unavailable: retry elsewhere).
+    def while_owned(self, namespace_id: str, workflow_id: str, call: Coroutine[Any, Any, T]) -> Awaitable[T]:
+        """``call``, ended with Unavailable if the workflow's shard is handed over first (retry at the new owner).
 
         Calls that wait (history long polls, queries, updates) must not keep waiting on
-        state this process no longer changes.
+        state this process no longer changes. A shard owned since start is never handed
+        over: its calls are returned as they are (no extra task or await).
         """
         sid = self.shard_id_of(namespace_id, workflow_id)
-        shard = self.shards.get(sid)
+        shard = self.owned.get(sid)
         if shard is None:
-            if asyncio.iscoroutine(call):
-                call.close()
+            call.close()
             raise Unavailable(f"shard {sid} {NOT_OWNED}")
-        released = shard.released
-        if released is None:  # owned since start: never handed over
-            return await call
+        if shard.released is None:
+            return call
+        return self._until_released(sid, shard.released, call)
+
+    @staticmethod
+    async def _until_released(sid: int, released: asyncio.Event, call: Coroutine[Any, Any, T]) -> T:
         task = asyncio.ensure_future(call)
         gone = asyncio.ensure_future(released.wait())
         try:
@@ -196,12 +202,12 @@ class ShardController:
             await self.flush()
 
     async def flush(self) -> None:
-        for shard in list(self.shards.values()):
+        for shard in list(self.owned.values()):
             await shard.flush(self._store)
 
     async def stop(self) -> None:
         """Stop the ack loop and every timer loop, then write the last ack batches (the shards stay open)."""
-        shards = list(self.shards.values())
+        shards = list(self.owned.values())
         for shard in shards:
             shard.timers.cancel()
         ack_loop, self._ack_loop = self._ack_loop, None

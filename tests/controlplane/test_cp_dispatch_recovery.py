@@ -25,6 +25,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.clock import VirtualClock
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.history.ops import workflow_task
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 
 pytestmark = pytest.mark.timeout(30)
@@ -62,7 +63,7 @@ async def test_stale_dispatch_does_not_hide_a_lost_workflow_task() -> None:
         assert st is not None and st.workflow_task is not None and not st.workflow_task.started
         # ... and the recovered transfer row of the first, long finished task
         stale = TaskRef(KIND_WORKFLOW, ns_id, "w", started.run_id, 2, 1, None)
-        engine.dispatch_workflow_task(stale, "q")
+        workflow_task.dispatch(engine.context, stale, "q")
         assert not st.workflow_task.dispatched, "a stale ref marked the current task as waiting in a queue"
 
         clock.advance(6.0)  # the lost task's timeout timer fires: the task is offered again
