@@ -1,14 +1,15 @@
-"""The history engine of a cluster member: operations on other shards run on their owners.
+"""Routing for a cluster member's history engine: operations on other shards run on their owners.
 
-``ClusterEngine`` is the ordinary ``HistoryEngine`` that owns only the shards its
-leases give it (``add_shard``/``remove_shard``). The engine reaches across shards
-in five places, all while processing a transfer task or a namespace deletion:
-starting a child (``start_workflow``), cancelling or terminating another workflow
-(``request_cancel``, ``terminate``: external cancels and parent-close policies),
-signalling another workflow (``deliver_external_signal``) and telling a parent its
-child closed (``notify_parent``). Each is overridden here: run locally when this
-process owns the target's shard, otherwise sent to the owner over the internal
-RPC, retried while the shard is between owners.
+A member runs the ordinary ``HistoryEngine``, owning only the shards its leases give it
+(``add_shard``/``remove_shard``); calls waiting on a shard that is handed over end with
+Unavailable (the engine's ``ShardController.while_owned``). The engine reaches across
+shards through its cross-shard port, in five operations (transfer tasks, and the
+frontend's start, cancel and terminate): starting a workflow (a child), cancelling or
+terminating another workflow (external cancels, parent-close policies), signalling
+another workflow, and telling a parent its child closed. ``ClusterCrossShard`` is the
+port the member plugs into its engine: it runs a call locally when this member owns the
+target's shard, otherwise sends it to the owner over the internal RPC (``_internal``),
+retried while the shard is between owners. ``Router`` finds the owner.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import Unavailable
-from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.history import CrossShard, HistoryEngine
 from spindle.controlplane.namespaces import Namespace
 
 from ._leases import LeaseManager, now_ms
@@ -73,78 +74,34 @@ class Router:
         return await with_retry(attempt, deadline=deadline, on_retry=self.refresh)
 
 
-class ClusterEngine(HistoryEngine):
-    """A HistoryEngine whose cross-shard operations reach the shards' owners (set ``router`` before use).
+class ClusterCrossShard:
+    """The engine's cross-shard port on a cluster member: run where the target's shard is owned.
 
-    Calls that wait (history long polls, queries, updates) end with Unavailable when
-    their shard is handed over meanwhile, so the caller retries at the new owner
-    instead of waiting on state this process no longer changes.
+    Each call runs on ``local`` (the engine's ``local_cross_shard``) when this member owns
+    the target's shard, else on the owner over the internal RPC (which runs it on its own
+    ``local_cross_shard``), retried while the shard is between owners.
     """
 
-    router: Router
+    def __init__(self, router: Router, local: CrossShard) -> None:
+        self.router = router
+        self.local = local
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._released: dict[int, asyncio.Event] = {}
+    def _shard_of(self, namespace_id: str, workflow_id: str) -> int:
+        return self.router.engine.shard_id_of(namespace_id, workflow_id)
 
-    async def add_shard(self, shard_id: int, range_id: int) -> None:
-        self._released[shard_id] = asyncio.Event()
-        await super().add_shard(shard_id, range_id)
-
-    async def remove_shard(self, shard_id: int) -> None:
-        ev = self._released.pop(shard_id, None)
-        if ev is not None:
-            ev.set()
-        await super().remove_shard(shard_id)
-
-    async def _while_owned(self, namespace_id: str, workflow_id: str, call: Awaitable[Any]) -> Any:
-        """Await ``call`` unless the workflow's shard is handed over first (then Unavailable: retry elsewhere)."""
-        sid = self.shard_id_of(namespace_id, workflow_id)
-        if sid not in self.shards:
-            if asyncio.iscoroutine(call):
-                call.close()
-            raise Unavailable(f"shard {sid} {NOT_OWNER}")
-        released = self._released.get(sid)
-        if released is None:  # owned since start (a single member): never handed over
-            return await call
-        task = asyncio.ensure_future(call)
-        gone = asyncio.ensure_future(released.wait())
-        try:
-            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-            if not task.done():
-                task.cancel()
-        if not task.cancelled() and task.done():
-            return task.result()
-        raise Unavailable(f"shard {sid} was handed over while waiting; retry")
-
-    async def get_history(self, ns: Namespace, req: svc.GetWorkflowExecutionHistoryRequest,
-                          deadline: float) -> svc.GetWorkflowExecutionHistoryResponse:
-        return await self._while_owned(ns.id, req.execution.workflow_id, super().get_history(ns, req, deadline))
-
-    async def query(self, ns: Namespace, req: svc.QueryWorkflowRequest) -> svc.QueryWorkflowResponse:
-        return await self._while_owned(ns.id, req.execution.workflow_id, super().query(ns, req))
-
-    async def update(self, ns: Namespace, req: svc.UpdateWorkflowExecutionRequest) -> svc.UpdateWorkflowExecutionResponse:
-        return await self._while_owned(ns.id, req.workflow_execution.workflow_id, super().update(ns, req))
-
-    async def _remote(self, shard_id: int, payload: dict[str, Any], local: Callable[[], Awaitable[Any]]) -> Any:
+    async def _run(self, shard_id: int, payload: dict[str, Any], local: Callable[[], Awaitable[Any]]) -> Any:
         async def remote(address: str, left: float) -> Any:
             return await self.router.peers.call(address, payload, timeout=left)
 
         return await self.router.run(shard_id, local, remote, timeout=CROSS_SHARD_RETRY_SECONDS)
 
     async def start_workflow(self, ns: Namespace, req: svc.StartWorkflowExecutionRequest, *,
-                             parent: pb.ParentExecutionInfo | None = None,
-                             signal: tuple[str, pb.Payloads, pb.Header] | None = None) -> tuple[str, bool]:
-        sid = self.shard_id_of(ns.id, req.workflow_id)
-        if signal is not None:  # signal-with-start comes from the frontend, which already routed it
-            return await super().start_workflow(ns, req, parent=parent, signal=signal)
-        out = await self._remote(
-            sid, {"op": "start_workflow", "ns": ns.name, "req": b64(req.SerializeToString()),
-                  "parent": b64(parent.SerializeToString()) if parent is not None else None},
-            lambda: super(ClusterEngine, self).start_workflow(ns, req, parent=parent))
+                             parent: pb.ParentExecutionInfo | None = None) -> tuple[str, bool]:
+        out = await self._run(
+            self._shard_of(ns.id, req.workflow_id),
+            {"op": "start_workflow", "ns": ns.name, "req": b64(req.SerializeToString()),
+             "parent": b64(parent.SerializeToString()) if parent is not None else None},
+            lambda: self.local.start_workflow(ns, req, parent=parent))
         if isinstance(out, dict):
             return str(out["run_id"]), bool(out["started"])
         return out  # type: ignore[no-any-return]
@@ -152,42 +109,39 @@ class ClusterEngine(HistoryEngine):
     async def request_cancel(self, ns: Namespace, execution: pb.WorkflowExecution, identity: str, reason: str,
                              external: tuple[int, pb.WorkflowExecution] | None = None) -> None:
         ext = [external[0], b64(external[1].SerializeToString())] if external is not None else None
-        await self._remote(
-            self.shard_id_of(ns.id, execution.workflow_id),
+        await self._run(
+            self._shard_of(ns.id, execution.workflow_id),
             {"op": "request_cancel", "ns": ns.name, "execution": b64(execution.SerializeToString()),
              "identity": identity, "reason": reason, "external": ext},
-            lambda: super(ClusterEngine, self).request_cancel(ns, execution, identity, reason, external))
+            lambda: self.local.request_cancel(ns, execution, identity, reason, external))
 
     async def terminate(self, ns: Namespace, execution: pb.WorkflowExecution, reason: str, details: pb.Payloads,
                         identity: str) -> None:
-        await self._remote(
-            self.shard_id_of(ns.id, execution.workflow_id),
+        await self._run(
+            self._shard_of(ns.id, execution.workflow_id),
             {"op": "terminate", "ns": ns.name, "execution": b64(execution.SerializeToString()), "reason": reason,
              "details": b64(details.SerializeToString()), "identity": identity},
-            lambda: super(ClusterEngine, self).terminate(ns, execution, reason, details, identity))
+            lambda: self.local.terminate(ns, execution, reason, details, identity))
 
-    async def deliver_external_signal(self, tns: Namespace, target: pb.WorkflowExecution, name: str,
-                                      payloads: pb.Payloads, header: pb.Header, request_id: str,
-                                      source: pb.WorkflowExecution) -> None:
-        await self._remote(
-            self.shard_id_of(tns.id, target.workflow_id),
-            {"op": "deliver_external_signal", "ns": tns.name, "target": b64(target.SerializeToString()), "name": name,
+    async def signal(self, ns: Namespace, target: pb.WorkflowExecution, name: str, payloads: pb.Payloads,
+                     header: pb.Header, request_id: str, source: pb.WorkflowExecution) -> None:
+        await self._run(
+            self._shard_of(ns.id, target.workflow_id),
+            {"op": "deliver_external_signal", "ns": ns.name, "target": b64(target.SerializeToString()), "name": name,
              "payloads": b64(payloads.SerializeToString()), "header": b64(header.SerializeToString()),
              "request_id": request_id, "source": b64(source.SerializeToString())},
-            lambda: super(ClusterEngine, self).deliver_external_signal(tns, target, name, payloads, header, request_id,
-                                                                       source))
+            lambda: self.local.signal(ns, target, name, payloads, header, request_id, source))
 
     async def notify_parent(self, pns: Namespace, parent: pb.ParentExecutionInfo, close: pb.HistoryEvent, *,
                             child_namespace: str, child: pb.WorkflowExecution, first_run_id: str,
                             workflow_type: str) -> None:
-        await self._remote(
-            self.shard_id_of(pns.id, parent.execution.workflow_id),
+        await self._run(
+            self._shard_of(pns.id, parent.execution.workflow_id),
             {"op": "notify_parent", "ns": pns.name, "parent": b64(parent.SerializeToString()),
              "close": b64(close.SerializeToString()), "child_namespace": child_namespace,
              "child": b64(child.SerializeToString()), "first_run_id": first_run_id, "workflow_type": workflow_type},
-            lambda: super(ClusterEngine, self).notify_parent(pns, parent, close, child_namespace=child_namespace,
-                                                             child=child, first_run_id=first_run_id,
-                                                             workflow_type=workflow_type))
+            lambda: self.local.notify_parent(pns, parent, close, child_namespace=child_namespace, child=child,
+                                             first_run_id=first_run_id, workflow_type=workflow_type))
 
 
-__all__ = ["CROSS_SHARD_RETRY_SECONDS", "ClusterEngine", "Router"]
+__all__ = ["CROSS_SHARD_RETRY_SECONDS", "ClusterCrossShard", "Router"]

@@ -10,7 +10,8 @@ Operations (``{"op": ...}``):
   returns the poll response; ``give_back`` (or the reservation's expiry) puts the
   task back at the front of its queue.
 - ``start_workflow``, ``request_cancel``, ``terminate``, ``deliver_external_signal``,
-  ``notify_parent``: the engine's cross-shard operations (``_engine``).
+  ``notify_parent``: the engine's cross-shard operations (``_engine.ClusterCrossShard``
+  sends them; they run on this member's ``engine.local_cross_shard``).
 - ``stats`` and ``probe_write``: observability and the fencing test (``probe_write``
   attempts a harmless write to a shard with a given range id and reports how the
   store answered).
@@ -175,7 +176,7 @@ class InternalService:
         req = svc.StartWorkflowExecutionRequest.FromString(unb64(p["req"]))
         parent = pb.ParentExecutionInfo.FromString(unb64(p["parent"])) if p.get("parent") else None
         self._require_owner(ns.id, req.workflow_id)
-        run_id, started = await HistoryEngine.start_workflow(self.engine, ns, req, parent=parent)
+        run_id, started = await self.engine.local_cross_shard.start_workflow(ns, req, parent=parent)
         return {"run_id": run_id, "started": started}
 
     async def op_request_cancel(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
@@ -184,23 +185,23 @@ class InternalService:
         ext = p.get("external")
         external = (int(ext[0]), pb.WorkflowExecution.FromString(unb64(ext[1]))) if ext else None
         self._require_owner(ns.id, ex.workflow_id)
-        await HistoryEngine.request_cancel(self.engine, ns, ex, p["identity"], p["reason"], external)
+        await self.engine.local_cross_shard.request_cancel(ns, ex, p["identity"], p["reason"], external)
         return {}
 
     async def op_terminate(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         ns = self._ns(p["ns"])
         ex = pb.WorkflowExecution.FromString(unb64(p["execution"]))
         self._require_owner(ns.id, ex.workflow_id)
-        await HistoryEngine.terminate(self.engine, ns, ex, p["reason"], pb.Payloads.FromString(unb64(p["details"])),
-                                      p["identity"])
+        await self.engine.local_cross_shard.terminate(ns, ex, p["reason"], pb.Payloads.FromString(unb64(p["details"])),
+                                                      p["identity"])
         return {}
 
     async def op_deliver_external_signal(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         ns = self._ns(p["ns"])
         target = pb.WorkflowExecution.FromString(unb64(p["target"]))
         self._require_owner(ns.id, target.workflow_id)
-        await HistoryEngine.deliver_external_signal(
-            self.engine, ns, target, p["name"], pb.Payloads.FromString(unb64(p["payloads"])),
+        await self.engine.local_cross_shard.signal(
+            ns, target, p["name"], pb.Payloads.FromString(unb64(p["payloads"])),
             pb.Header.FromString(unb64(p["header"])), p["request_id"], pb.WorkflowExecution.FromString(unb64(p["source"])))
         return {}
 
@@ -208,8 +209,8 @@ class InternalService:
         ns = self._ns(p["ns"])
         parent = pb.ParentExecutionInfo.FromString(unb64(p["parent"]))
         self._require_owner(ns.id, parent.execution.workflow_id)
-        await HistoryEngine.notify_parent(
-            self.engine, ns, parent, pb.HistoryEvent.FromString(unb64(p["close"])),
+        await self.engine.local_cross_shard.notify_parent(
+            ns, parent, pb.HistoryEvent.FromString(unb64(p["close"])),
             child_namespace=p["child_namespace"], child=pb.WorkflowExecution.FromString(unb64(p["child"])),
             first_run_id=p["first_run_id"], workflow_type=p["workflow_type"])
         return {}

@@ -23,11 +23,12 @@ from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.errors import AlreadyExists
 from spindle.controlplane.frontend import FrontendService
+from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 
 from ._config import ClusterConfig, ConfigError, StoreConfig, load_config
-from ._engine import ClusterEngine, Router
+from ._engine import ClusterCrossShard, Router
 from ._frontend import ClusterFrontend
 from ._internal import InternalService
 from ._leases import LeaseManager
@@ -72,7 +73,7 @@ class ClusterNode:
         self.clock = clock or Clock()
         self.namespaces = NamespaceRegistry(self.store,
                                             default_retention_ms=int(self.server_config.default_retention_days * 86400_000))
-        self.engine = ClusterEngine(self.store, self.server_config, self.clock, self.namespaces)
+        self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
         self.inner = FrontendService(self.store, self.server_config, self.namespaces, self.engine)
         self.peers = Peers()
         self.member_id = config.member_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -109,8 +110,9 @@ class ClusterNode:
                                        ttl=self.config.lease_ttl, renew_interval=self.config.lease_renew_interval,
                                        on_acquire=self.engine.add_shard, on_release=self.engine.remove_shard)
             self.engine.shard_lost_hook = self.leases.shard_lost
-            self.engine.router = Router(self.engine, self.leases, self.peers)
-            frontend: Any = ClusterFrontend(self.inner, self.engine.router, internal)
+            router = Router(self.engine, self.leases, self.peers)
+            self.engine.cross_shard = ClusterCrossShard(router, self.engine.local_cross_shard)
+            frontend: Any = ClusterFrontend(self.inner, router, internal)
         else:
             frontend = self.inner
         service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend), self.server)

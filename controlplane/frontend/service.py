@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane._paging import token_position
+from spindle.controlplane._search_attributes import check_search_attributes
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from spindle.controlplane.history import HistoryEngine
@@ -23,7 +24,7 @@ from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
-from ._validate import check_enum, check_payloads, check_search_attributes, check_timeout, require_id
+from ._validate import check_enum, check_payloads, check_timeout, require_id
 
 VERSION = "0.1.0"
 

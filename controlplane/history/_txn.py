@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from spindle.controlplane.api import messages_pb2 as pb
 
-from ._state import ExecutionState, wakes_workflow
+from ._mutable_state import MutableState, wakes_workflow
 from ._tasks import Task
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class Txn:
     in-memory state is never used again.
     """
 
-    def __init__(self, state: ExecutionState, now_ms: int) -> None:
+    def __init__(self, state: MutableState, now_ms: int) -> None:
         self.state = state
         self.now_ms = now_ms
         self.events: list[pb.HistoryEvent] = []
@@ -43,7 +43,7 @@ class Txn:
         self.visibility: list["VisibilityRow"] = []
         self.after_commit: list[Callable[[], Any]] = []
         self.wake = False
-        self.new_run: tuple[ExecutionState, list[pb.HistoryEvent], list[Task], list[Task]] | None = None
+        self.new_run: tuple[MutableState, list[pb.HistoryEvent], list[Task], list[Task]] | None = None
         #: The request id that starts ``new_run`` (kept on its current-run row for start idempotency).
         self.new_run_request_id = ""
         self.current_status: int | None = None

@@ -25,6 +25,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.clock import VirtualClock
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.history.ops import workflow_task
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 
 pytestmark = pytest.mark.timeout(30)
@@ -56,13 +57,13 @@ async def test_stale_dispatch_does_not_hide_a_lost_workflow_task() -> None:
         ns_id = cp.control_plane.namespaces.get(NS).id
         key = (ns_id, "w", started.run_id)
         # what a new owner knows after the crash: the history (task scheduled, not started) ...
-        engine.evict(engine._cache[key])
-        async with engine.locked(ns_id, "w"):
-            st = await engine.load(*key)
+        engine.cache.evict(engine.cache.get(key))
+        async with engine.cache.locked(ns_id, "w"):
+            st = await engine.cache.load(*key)
         assert st is not None and st.workflow_task is not None and not st.workflow_task.started
         # ... and the recovered transfer row of the first, long finished task
         stale = TaskRef(KIND_WORKFLOW, ns_id, "w", started.run_id, 2, 1, None)
-        engine.dispatch_workflow_task(stale, "q")
+        workflow_task.dispatch(engine.context, stale, "q")
         assert not st.workflow_task.dispatched, "a stale ref marked the current task as waiting in a queue"
 
         clock.advance(6.0)  # the lost task's timeout timer fires: the task is offered again
@@ -82,7 +83,7 @@ async def test_a_task_taken_by_a_poller_that_goes_away_goes_to_the_next_poller()
         await stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
             namespace=NS, workflow_id="w", workflow_type="T", task_queue="q", request_id="w"))
         await asyncio.sleep(0.05)  # the first workflow task waits in the queue
-        async with engine.locked(ns_id, "w"):  # the start of the task will wait here
+        async with engine.cache.locked(ns_id, "w"):  # the start of the task will wait here
             gone = asyncio.ensure_future(poll(stub))
             await asyncio.sleep(0.1)
             assert engine.matching.total_backlog() == 0, "the poller did not take the task"
@@ -105,7 +106,7 @@ async def test_a_task_taken_by_a_poller_that_goes_away_goes_to_the_next_poller()
             return stub.PollActivityTaskQueue(svc.PollActivityTaskQueueRequest(namespace=NS, task_queue="q",
                                                                                identity="t"), timeout=timeout)
 
-        async with engine.locked(ns_id, "w"):
+        async with engine.cache.locked(ns_id, "w"):
             gone = asyncio.ensure_future(poll_activity(5.0))
             await asyncio.sleep(0.1)
             gone.cancel()

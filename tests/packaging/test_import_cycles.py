@@ -61,20 +61,10 @@ TREES = {
 
 #: Import cycles tolerated for now: package prefix -> why. A strongly connected component
 #: whose modules all lie under one prefix is allowed.
-ALLOWED_CYCLES: dict[str, str] = {
-    # The history engine's modules type each other (TYPE_CHECKING imports of the engine from
-    # its parts, which the engine imports). The history redesign (branch h14-history) removes
-    # them; the lead empties this entry when merging it.
-    "spindle.controlplane.history": "history redesign in progress (issue 14, h14-history)",
-}
+ALLOWED_CYCLES: dict[str, str] = {}
 
 #: Layering violations tolerated for now: (importing package prefix, imported prefix) -> why.
-ALLOWED_LAYERING: dict[tuple[str, str], str] = {
-    # history/_commands.py checks upserted search attributes with the frontend's validator;
-    # the history redesign (branch h14-history) moves that check. Empty this when merging it.
-    ("spindle.controlplane.history", "spindle.controlplane.frontend"):
-        "history redesign in progress (issue 14, h14-history)",
-}
+ALLOWED_LAYERING: dict[tuple[str, str], str] = {}
 
 
 # ------------------------------------------------------------------------------ the import graph

@@ -1,19 +1,22 @@
-"""An execution's mutable state, rebuilt from its history.
+"""A run's mutable state: pure data and the rules that fold history events into it (no I/O).
 
-The history is the single source of truth: ``ExecutionState.apply(event)`` folds one
+The history is the single source of truth: ``MutableState.apply(event)`` folds one
 event into the state (pending activities, timers, children, the workflow task, ...),
-and loading an execution replays its events. What is not in the history lives only
-in memory on purpose (who started a task and when; pending queries and updates) and
-is rebuilt conservatively after a restart (see the engine).
+and ``MutableState.rebuild`` replays a stored history. What is not in the history lives
+only in memory on purpose (who started a task and when; pending queries and updates)
+and is rebuilt conservatively after a restart (``ExecutionCache.load`` loads the rows;
+the operations treat a task whose start they did not make as lost).
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from spindle.controlplane.api import messages_pb2 as pb
+
+from ._pending import ActivityInfo, ChildInfo, PendingUpdate, TimerInfo, WorkflowTaskInfo
 
 RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
 
@@ -27,89 +30,12 @@ CLOSE_STATUS = {
 }
 
 
-@dataclass
-class WorkflowTaskInfo:
-    scheduled_event_id: int
-    attempt: int
-    task_queue: str
-    timeout_ms: int
-    scheduled_time_ms: int
-    # in memory only
-    started: bool = False
-    started_event_id: int = 0
-    started_time_ms: int = 0
-    nonce: str = ""
-    identity: str = ""
-    sticky: bool = False
-    dispatched: bool = False
-    delivered_updates: list[str] = field(default_factory=list)
-    timeout_timer: Any = None  # its durable timeout timer Task (id known once committed)
-    started_event: pb.HistoryEvent | None = None
+class MutableState:
+    """Mutable state of one run. ``events`` holds the run's history in memory.
 
-
-@dataclass
-class ActivityInfo:
-    scheduled_event_id: int
-    activity_id: str
-    activity_type: str
-    task_queue: str
-    input: pb.Payloads
-    header: pb.Header
-    schedule_to_close_ms: int
-    schedule_to_start_ms: int
-    start_to_close_ms: int
-    heartbeat_ms: int
-    retry_policy: pb.RetryPolicy
-    scheduled_time_ms: int
-    attempt: int = 1
-    attempt_scheduled_time_ms: int = 0
-    last_failure: pb.Failure | None = None
-    last_worker_identity: str = ""  # the worker that ran the previous attempt
-    cancel_requested: bool = False
-    cancel_requested_event_id: int = 0
-    # in memory only
-    started: bool = False
-    started_time_ms: int = 0
-    identity: str = ""
-    last_heartbeat_ms: int = 0
-    heartbeat_details: pb.Payloads | None = None
-    timers: dict[str, Any] = field(default_factory=dict)  # timeout kind -> its timer Task
-    dispatched: bool = False
-    closed: bool = False  # its outcome is buffered behind a running workflow task
-
-    @property
-    def schedule_to_close_deadline_ms(self) -> int:
-        return self.scheduled_time_ms + self.schedule_to_close_ms if self.schedule_to_close_ms else 0
-
-
-@dataclass
-class TimerInfo:
-    timer_id: str
-    started_event_id: int
-    fire_time_ms: int
-    task: Any = None  # its timer Task, when known
-
-
-@dataclass
-class ChildInfo:
-    initiated_event_id: int
-    namespace: str
-    workflow_id: str
-    workflow_type: str
-    parent_close_policy: int
-    run_id: str = ""
-    started_event_id: int = 0
-
-
-@dataclass
-class PendingUpdate:
-    request: pb.UpdateRequest
-    future: "asyncio.Future[pb.UpdateWorkflowExecutionResponse]"
-    delivered: bool = False
-
-
-class ExecutionState:
-    """Mutable state of one run. ``events`` holds the run's history in memory."""
+    Changed only under the workflow id's lock (``ExecutionCache.locked``), through a
+    ``Txn`` that writes the same change to the store.
+    """
 
     def __init__(self, namespace_id: str, namespace: str, workflow_id: str, run_id: str, shard_id: int) -> None:
         self.namespace_id = namespace_id
@@ -153,6 +79,28 @@ class ExecutionState:
         self.changed = asyncio.Event()
         self.run_timer: Any = None  # the run-timeout timer Task, when known
         self.history_warned = False
+        #: The request id that started this run (on its current-run row); None until read from there.
+        self.start_request_id: str | None = None
+
+    @classmethod
+    def rebuild(cls, namespace_id: str, namespace: str, workflow_id: str, run_id: str, shard_id: int, *,
+                events: Iterable[bytes], buffered: Iterable[bytes], activity_state: bytes,
+                db_version: int) -> "MutableState":
+        """The state of a stored run: its events replayed, its buffered events and retry state restored."""
+        st = cls(namespace_id, namespace, workflow_id, run_id, shard_id)
+        for raw in events:
+            e = pb.HistoryEvent()
+            e.ParseFromString(raw)
+            st.apply(e)
+        for raw in buffered:
+            e = pb.HistoryEvent()
+            e.ParseFromString(raw)
+            st.buffered.append(e)
+            if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and e.workflow_execution_signaled_event_attributes.request_id:
+                st.signal_request_ids.add(e.workflow_execution_signaled_event_attributes.request_id)
+        st.load_activity_retry_state(activity_state)
+        st.db_version = db_version
+        return st
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -376,40 +324,40 @@ class ExecutionState:
 
 
 _HANDLERS: dict[int, Any] = {
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: ExecutionState._started,
-    pb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: ExecutionState._wt_scheduled,
-    pb.EVENT_TYPE_WORKFLOW_TASK_STARTED: ExecutionState._wt_started,
-    pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: ExecutionState._wt_completed,
-    pb.EVENT_TYPE_WORKFLOW_TASK_FAILED: ExecutionState._wt_failed,
-    pb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT: ExecutionState._wt_failed,
-    pb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: ExecutionState._act_scheduled,
-    pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: ExecutionState._act_completed,
-    pb.EVENT_TYPE_ACTIVITY_TASK_FAILED: ExecutionState._act_failed,
-    pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: ExecutionState._act_timed_out,
-    pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED: ExecutionState._act_cancel_requested,
-    pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED: ExecutionState._act_canceled,
-    pb.EVENT_TYPE_TIMER_STARTED: ExecutionState._timer_started,
-    pb.EVENT_TYPE_TIMER_FIRED: ExecutionState._timer_fired,
-    pb.EVENT_TYPE_TIMER_CANCELED: ExecutionState._timer_canceled,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED: ExecutionState._cancel_requested,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: ExecutionState._signaled,
-    pb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: ExecutionState._upsert,
-    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: ExecutionState._child_initiated,
-    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: ExecutionState._child_start_failed,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED: ExecutionState._child_started,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: ExecutionState._child_closed,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED: ExecutionState._child_closed,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED: ExecutionState._child_closed,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: ExecutionState._child_closed,
-    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED: ExecutionState._child_closed,
-    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: ExecutionState._signal_ext_initiated,
-    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: ExecutionState._signal_ext_done,
-    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED: ExecutionState._signal_ext_done,
-    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: ExecutionState._cancel_ext_initiated,
-    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: ExecutionState._cancel_ext_done,
-    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED: ExecutionState._cancel_ext_done,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: ExecutionState._update_accepted,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: ExecutionState._update_completed,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: MutableState._started,
+    pb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: MutableState._wt_scheduled,
+    pb.EVENT_TYPE_WORKFLOW_TASK_STARTED: MutableState._wt_started,
+    pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: MutableState._wt_completed,
+    pb.EVENT_TYPE_WORKFLOW_TASK_FAILED: MutableState._wt_failed,
+    pb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT: MutableState._wt_failed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: MutableState._act_scheduled,
+    pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: MutableState._act_completed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_FAILED: MutableState._act_failed,
+    pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: MutableState._act_timed_out,
+    pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED: MutableState._act_cancel_requested,
+    pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED: MutableState._act_canceled,
+    pb.EVENT_TYPE_TIMER_STARTED: MutableState._timer_started,
+    pb.EVENT_TYPE_TIMER_FIRED: MutableState._timer_fired,
+    pb.EVENT_TYPE_TIMER_CANCELED: MutableState._timer_canceled,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED: MutableState._cancel_requested,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: MutableState._signaled,
+    pb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: MutableState._upsert,
+    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: MutableState._child_initiated,
+    pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: MutableState._child_start_failed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED: MutableState._child_started,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: MutableState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED: MutableState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED: MutableState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: MutableState._child_closed,
+    pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED: MutableState._child_closed,
+    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: MutableState._signal_ext_initiated,
+    pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: MutableState._signal_ext_done,
+    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED: MutableState._signal_ext_done,
+    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: MutableState._cancel_ext_initiated,
+    pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED: MutableState._cancel_ext_done,
+    pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED: MutableState._cancel_ext_done,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: MutableState._update_accepted,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: MutableState._update_completed,
 }
 
 #: Events after which the workflow must run a new workflow task.
@@ -445,3 +393,6 @@ def wakes_workflow(e: pb.HistoryEvent) -> bool:
     if t == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
         return e.activity_task_timed_out_event_attributes.retry_state != pb.RETRY_STATE_IN_PROGRESS
     return False
+
+
+__all__ = ["CLOSE_STATUS", "MutableState", "RUNNING", "WAKES_WORKFLOW", "wakes_workflow"]

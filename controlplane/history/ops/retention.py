@@ -1,0 +1,92 @@
+"""Retention: archive a closed run's history, then delete the run, from a durable timer.
+
+When a run closes, ``arm_retention`` writes a ``TM_RETENTION`` timer (in the closing
+transaction) due at close time + the namespace's retention. When it fires:
+
+1. the run's events are written to the namespace's archive (its ``archival_uri``, else
+   ``ServerConfig.archive_uri``; no archive configured = skip this step);
+2. only after that write succeeded, ONE store mutation deletes the execution (events,
+   row, buffered events, the current pointer if it still points at this run), its
+   visibility row and the timer row itself.
+
+A failed archive write leaves everything in place and tries again after
+``ServerConfig.archival_retry_interval`` (and again after a restart: the timer row
+is still in the store). Nothing is ever deleted unarchived.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from spindle.controlplane.archival import ObjectStoreError
+from spindle.controlplane.store import Mutation
+
+from .._context import HistoryContext
+from .._shard import Shard
+from .._tasks import TM_RETENTION, Task
+from .._txn import Txn
+from ._run import new_timer
+
+log = logging.getLogger("spindle.retention")
+
+
+def arm_retention(ctx: HistoryContext, txn: Txn) -> None:
+    """Add the closing run's retention timer to ``txn`` (close time + namespace retention)."""
+    st = txn.state
+    ns = ctx.namespaces.by_id(st.namespace_id)
+    retention_ms = ns.retention_ms if ns is not None and ns.retention_ms > 0 else \
+        int(ctx.config.default_retention_days * 86_400_000)
+    close_ms = st.close_time_ms or txn.now_ms
+    new_timer(txn, TM_RETENTION, close_ms + retention_ms)
+
+
+async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
+    """Archive (if configured), then delete the run in one mutation. See the module docstring."""
+    # The store row's key; a retried timer fires at another time but deletes this row.
+    t.extra.setdefault("_row", [t.fire_time_ms, t.task_id])
+    row_key = (int(t.extra["_row"][0]), int(t.extra["_row"][1]))
+    cache = ctx.cache
+    async with cache.locked(t.namespace_id, t.workflow_id):
+        st = await cache.load(t.namespace_id, t.workflow_id, t.run_id)
+        if st is None or st.running:
+            shard.timers.done(row_key)  # already deleted (or, impossibly, reopened)
+            return
+        events = list(st.events)
+        close_ms = st.close_time_ms
+    ns = ctx.namespaces.by_id(t.namespace_id)
+    archival = ctx.archival
+    uri = archival.archive_uri(ns) if ns is not None else ctx.config.archive_uri
+    if uri:
+        try:
+            archiver = archival.archiver_for(ns) if ns is not None else None
+            if archiver is None:
+                raise ValueError("the namespace is gone and no server-wide archive_uri is set")
+            await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, events, close_ms)
+        except (ObjectStoreError, ValueError, OSError) as e:
+            _retry_later(ctx, shard, t, e)
+            return
+    async with cache.locked(t.namespace_id, t.workflow_id):
+        st = await cache.load(t.namespace_id, t.workflow_id, t.run_id)
+        if st is None:
+            shard.timers.done(row_key)
+            return
+        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
+                     delete_execution=(t.namespace_id, t.workflow_id, t.run_id),
+                     visibility_delete=[(t.namespace_id, t.run_id)], timer_delete=[row_key])
+        await ctx.store.apply(m)  # a StoreError propagates: the timer loop retries it
+        cache.evict(st)
+        cache.forget_current(t.namespace_id, t.workflow_id, t.run_id)
+        # a visibility upsert still queued for this run must not bring its row back
+        shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
+    log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "")
+
+
+def _retry_later(ctx: HistoryContext, shard: Shard, t: Task, err: BaseException) -> None:
+    delay_ms = int(ctx.config.archival_retry_interval * 1000)
+    log.warning("retention of %s/%s: archive write failed, run kept; retrying in %.1f s: %s",
+                t.workflow_id, t.run_id, delay_ms / 1000, err)
+    t.fire_time_ms = ctx.clock.now_ms() + delay_ms
+    shard.timers.retry_at(t, t.fire_time_ms)
+
+
+__all__ = ["arm_retention", "retention_fired"]

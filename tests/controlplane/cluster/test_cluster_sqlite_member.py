@@ -1,0 +1,47 @@
+"""A single cluster member on a SQLite store (``spindle server start --config`` with ``store: {sqlite: ...}``).
+
+It owns every shard and has no leases, so no router: its engine keeps the local
+cross-shard port. (Before the port existed, the member's engine routed starts, cancels,
+terminations and child starts through a router that only a clustered member sets: every
+start failed with "internal error: AttributeError".)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from spindle import Client, Worker, workflow
+from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig
+
+
+@workflow.defn
+class Child:
+    @workflow.run
+    async def run(self, n: int) -> int:
+        return n * 2
+
+
+@workflow.defn
+class Parent:
+    @workflow.run
+    async def run(self, n: int) -> int:
+        return await workflow.execute_child_workflow(Child.run, n, id=f"{workflow.info().workflow_id}-child")
+
+
+async def test_a_sqlite_member_starts_workflows_and_children(tmp_path: Path) -> None:
+    cfg = ClusterConfig(store=StoreConfig("sqlite", path=str(tmp_path / "m.db")), num_shards=4, listen="127.0.0.1:0",
+                        member_id="solo")
+    node = ClusterNode(cfg)
+    await node.start()
+    try:
+        client = await Client.connect(node.address)
+        q = f"q-{uuid.uuid4().hex[:6]}"
+        async with Worker(client, task_queue=q, workflows=[Parent, Child]):
+            handle = await client.start_workflow(Parent.run, 21, id="parent", task_queue=q,
+                                                 execution_timeout=timedelta(seconds=20))
+            assert await asyncio.wait_for(handle.result(), 15) == 42
+    finally:
+        await node.stop()
