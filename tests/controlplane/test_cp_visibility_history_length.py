@@ -37,31 +37,42 @@ class StepsThenWaits:
         self.done = True
 
 
-async def _listed_length(env: WorkflowEnvironment, wid: str) -> int:
-    [info] = [w async for w in env.client.list_workflows(f"WorkflowId = '{wid}'")]
-    return info.history_length
+async def _listed_length(env: WorkflowEnvironment, wid: str) -> int | None:
+    """The listed history length of ``wid``, None while its visibility row is not written yet."""
+    infos = [w async for w in env.client.list_workflows(f"WorkflowId = '{wid}'")]
+    assert len(infos) <= 1, infos
+    return infos[0].history_length if infos else None
+
+
+async def _until_listed(env: WorkflowEnvironment, wid: str, expected: int) -> None:
+    """Wait until the listing shows ``expected`` (rows and lengths are written with the ack batches)."""
+    end = time.monotonic() + 30
+    while (listed := await _listed_length(env, wid)) != expected:
+        assert time.monotonic() < end, f"listed {listed}, describe says {expected}"
+        await asyncio.sleep(0.05)
 
 
 async def test_a_running_runs_listed_history_length_follows_its_history() -> None:
     async with await WorkflowEnvironment.start_local() as env:
         async with Worker(env.client, task_queue="vis-len", workflows=[StepsThenWaits], activities=[step]):
             handle = await env.client.start_workflow(StepsThenWaits.run, 20, id="long", task_queue="vis-len")
-            # wait until it blocks on the signal: 20 activities done
-            end = time.monotonic() + 20
-            while True:
+            # wait until it blocks on the signal: 20 activities done and the length steady (between
+            # two activities there is no pending activity either, so one look is not enough)
+            end = time.monotonic() + 30
+            lengths: list[int] = []
+            while len(lengths) < 3 or len(set(lengths[-3:])) != 1:
                 desc = await handle.describe()
                 if desc.history_length > 100 and not desc.pending_activities:
-                    break
+                    lengths.append(desc.history_length)
+                else:
+                    lengths.clear()
                 assert time.monotonic() < end, "the workflow never got through its activities"
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.1)
             expected = desc.history_length
-            while await _listed_length(env, "long") != expected:  # written with the next ack batch (50 ms)
-                assert time.monotonic() < end, f"listed {await _listed_length(env, 'long')}, describe says {expected}"
-                await asyncio.sleep(0.05)
+            await _until_listed(env, "long", expected)
             assert desc.status is WorkflowExecutionStatus.RUNNING
             await handle.signal(StepsThenWaits.finish)
             assert await handle.result() == 20
         final = (await handle.describe()).history_length
-        while await _listed_length(env, "long") != final:
-            assert time.monotonic() < end + 10
-            await asyncio.sleep(0.05)
+        assert final > expected
+        await _until_listed(env, "long", final)
