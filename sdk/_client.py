@@ -688,6 +688,12 @@ class Client:
         Example: ``async for wf in client.list_workflows("WorkflowType = 'Order' AND
         ExecutionStatus = 'Running'"): ...``
 
+        Visibility is eventually consistent, as in Temporal: a run's row (its
+        start, status, search attributes and history length) is written with the
+        server's next acknowledgement batch, tens of milliseconds after the change,
+        so a listing right after a start may not show the run yet. ``describe()``
+        is always current.
+
         Raises:
             RPCError: the query is malformed (``status="INVALID_ARGUMENT"``).
         """
