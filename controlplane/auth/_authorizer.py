@@ -10,7 +10,8 @@ the request. Order, and why:
    UNAUTHENTICATED for every RPC but ``GetSystemInfo``.
 2. The RPC's rule (``_rpc_policy.POLICY``). For worker answers the task token is
    verified first (a forged one is INVALID_ARGUMENT) to learn its namespace.
-3. The grant. A principal without the role gets PERMISSION_DENIED naming the role and
+3. The grant (and, for a workflow task's commands that act on other namespaces,
+   ``writer`` on each of them). A principal without the role gets PERMISSION_DENIED naming the role and
    the namespace. Nothing about the target (does the namespace or the workflow exist?)
    has been looked up, so neither error tells anything about it.
 
@@ -28,7 +29,7 @@ from spindle.controlplane.namespaces import NamespaceRegistry
 
 from ._keys import ApiKeys
 from ._principal import ANONYMOUS, Principal
-from ._roles import ROLE_FOR
+from ._roles import ROLE_FOR, Permission
 from ._rpc_policy import Rule, Scope, rule_for
 from ._settings import AuthSettings, normalize_subject
 
@@ -120,12 +121,18 @@ class Authorizer:
             raise PermissionDenied(f"{rpc} requires system_admin (principal {principal} is not one)")
         namespace = await self._namespace(rule, request)
         assert rule.permission is not None
-        if not principal.allows(rule.permission, namespace):
-            need = ROLE_FOR[rule.permission].value
+        self._require(rpc, principal, rule.permission, namespace)
+        for other in sorted(rule.acts_on(request) - {namespace}) if rule.acts_on is not None else ():
+            self._require(rpc, principal, Permission.WRITE, other, " (its commands act on that namespace)")
+
+    @staticmethod
+    def _require(rpc: str, principal: Principal, permission: Permission, namespace: str, why: str = "") -> None:
+        if not principal.allows(permission, namespace):
+            need = ROLE_FOR[permission].value
             has = principal.role_in(namespace)
             held = f"has role {has.value!r} there" if has is not None else "has no grant on it"
-            raise PermissionDenied(f"{rpc} requires role {need!r} on namespace {namespace!r} (principal {principal} "
-                                   f"{held})")
+            raise PermissionDenied(f"{rpc} requires role {need!r} on namespace {namespace!r}{why} (principal "
+                                   f"{principal} {held})")
 
     async def check(self, rpc: str, request: Any, metadata: Sequence[tuple[str, Any]] | None,
                     subject: str | None = None) -> Principal | None:

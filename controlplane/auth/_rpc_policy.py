@@ -19,6 +19,10 @@ Scopes:
   check); credentials that are sent must still be valid, and an anonymous caller sees
   only the server version.
 
+A workflow task's commands can act on other namespaces (signal or cancel an external
+workflow, start a child there): the worker answering it needs ``writer`` on each of
+them, as a client making the same call would (``Rule.acts_on``).
+
 ``audit`` marks admin actions: each one writes one line to the ``spindle.audit`` log,
 allowed or not (``_audit.py``).
 """
@@ -53,6 +57,9 @@ class Rule:
         namespace: the namespace name in the request (NAMESPACE scope).
         audit: an admin action (one ``spindle.audit`` line per call).
         target: what an audited call acts on, for the audit line (e.g. ``namespace/orders``).
+        acts_on: other namespaces the request acts on (``writer`` is needed on each one
+            that is not the call's own namespace): a workflow task's commands that signal,
+            cancel or start a child in another namespace.
     """
 
     scope: Scope
@@ -60,6 +67,7 @@ class Rule:
     namespace: Callable[[Any], str] | None = None
     audit: bool = False
     target: Callable[[Any], str] | None = None
+    acts_on: Callable[[Any], set[str]] | None = None
 
 
 def _ns(field: str) -> Callable[[Any], str]:
@@ -84,6 +92,19 @@ def _by_token(permission: Permission) -> Rule:
 def _admin_of(field: str) -> Rule:
     get = _ns(field)
     return Rule(Scope.NAMESPACE, Permission.ADMIN, get, audit=True, target=lambda r: f"namespace/{get(r)}")
+
+
+def command_namespaces(req: Any) -> set[str]:
+    """The namespaces a RespondWorkflowTaskCompleted's commands name (signal/cancel external, child); "" = own."""
+    out = set()
+    for cmd in req.commands:
+        for attrs in ("signal_external_workflow_execution_command_attributes",
+                      "request_cancel_external_workflow_execution_command_attributes",
+                      "start_child_workflow_execution_command_attributes"):
+            if cmd.HasField(attrs):
+                out.add(getattr(cmd, attrs).namespace)
+    out.discard("")
+    return out
 
 
 READ, WORK, WRITE = Permission.READ, Permission.WORK, Permission.WRITE
@@ -113,7 +134,7 @@ POLICY: dict[str, Rule] = {
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),
-    "RespondWorkflowTaskCompleted": _by_token(WORK),
+    "RespondWorkflowTaskCompleted": Rule(Scope.TASK_TOKEN, Permission.WORK, acts_on=command_namespaces),
     "RespondWorkflowTaskFailed": _by_token(WORK),
     "RespondQueryTaskCompleted": _by_token(WORK),
     "RespondActivityTaskCompleted": _by_token(WORK),
@@ -139,4 +160,4 @@ def rule_for(rpc: str) -> Rule:
     return POLICY[rpc]
 
 
-__all__ = ["POLICY", "Rule", "SERVICE_RPCS", "Scope", "rule_for"]
+__all__ = ["POLICY", "Rule", "SERVICE_RPCS", "Scope", "command_namespaces", "rule_for"]

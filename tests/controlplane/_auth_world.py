@@ -56,6 +56,7 @@ class World:
     channel: grpc.aio.Channel
     stub: Any
     db: str
+    address: str
     keys: dict[str, str] = field(default_factory=dict)
     key_ids: dict[str, str] = field(default_factory=dict)
     ns_ids: dict[str, str] = field(default_factory=dict)
@@ -107,7 +108,7 @@ async def make_world(tmp_path: Path) -> World:
     await cp.start()
     server, port = await serve(cp, "127.0.0.1", 0)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    w = World(cp, server, channel, service_pb2_grpc.WorkflowServiceStub(channel), db)
+    w = World(cp, server, channel, service_pb2_grpc.WorkflowServiceStub(channel), db, f"127.0.0.1:{port}")
     keys = cp.api_keys
 
     async def key(label: str, grants: dict[str, Role], system_admin: bool = False, ttl_ms: int = 0) -> None:
