@@ -64,6 +64,7 @@ class World:
     activity_token: bytes = b""
     workflow_token: bytes = b""
     query_token: bytes = b""
+    closed: bool = False
 
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
         return snapshot(self.db)
@@ -97,6 +98,9 @@ class World:
         return resp
 
     async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         await self.channel.close()
         await self.server.stop(grace=0.5)
         await self.cp.stop()
