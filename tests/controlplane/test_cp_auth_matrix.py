@@ -27,7 +27,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.auth import SERVICE_RPCS
 
-from _auth_world import HOUR_MS, QA, World, bearer, make_world
+from _auth_world import QA, World, bearer, make_world
 
 pytestmark = pytest.mark.timeout(180)
 
