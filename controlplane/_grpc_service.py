@@ -5,6 +5,12 @@ Both ways of serving the control plane use it: one process on a SQLite file
 (:mod:`spindle.controlplane.cluster`). It knows the frontend's calling convention
 (``await frontend.<Rpc>(request, deadline)``, raising :class:`ServiceError`) and
 nothing of how the frontend was assembled.
+
+It is also the one place where every call over the network is authenticated and
+authorized (:class:`spindle.controlplane.auth.Authorizer`), before the frontend sees the
+request, and where admin actions are written to the audit log. The in-process stub
+(:mod:`spindle.controlplane.embedded`) does not pass here: it serves the user's own
+process, which could open the database file anyway, so it is unrestricted.
 """
 
 from __future__ import annotations
@@ -15,11 +21,15 @@ from typing import Any
 
 import grpc
 
+from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.api import service_pb2_grpc
+from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
+from spindle.controlplane.auth._audit import request_details
+from spindle.controlplane.auth._principal import reset_current_principal, set_current_principal
 from spindle.controlplane.errors import ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 
-__all__ = ["GRPC_OPTIONS", "MAX_DETAILS_BYTES", "clip_details", "make_servicer"]
+__all__ = ["GRPC_OPTIONS", "MAX_DETAILS_BYTES", "clip_details", "make_servicer", "peer_subject"]
 
 # Same logger as before this moved out of server.py, so operators' log filters keep working.
 log = logging.getLogger("spindle.server")
@@ -52,24 +62,66 @@ def clip_details(message: str) -> str:
 
 
 
-def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowServiceServicer:
-    """A gRPC servicer whose every RPC calls the frontend and maps ServiceError to its status."""
+def peer_subject(context: grpc.aio.ServicerContext) -> str | None:
+    """The subject of the client certificate the TLS layer verified for this call (mTLS), or None."""
+    try:
+        values = (context.auth_context() or {}).get("x509_subject") or []
+    except Exception:  # noqa: BLE001 - no TLS: no subject
+        return None
+    for v in values:
+        return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    return None
+
+
+def _anonymous_view(rpc: str, resp: Any) -> Any:
+    """What a caller without credentials may see of a public RPC's answer (the server version only)."""
+    if rpc == "GetSystemInfo":
+        return svc.GetSystemInfoResponse(server_version=resp.server_version)
+    return resp
+
+
+def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None
+                  ) -> service_pb2_grpc.WorkflowServiceServicer:
+    """A gRPC servicer whose every RPC is authorized, calls the frontend and maps ServiceError to its status.
+
+    ``authorizer`` None serves every caller as the anonymous system admin (authentication
+    off); admin actions are audited either way.
+
+    Raises:
+        KeyError: an RPC of the service has no access rule (``spindle.controlplane.auth._rpc_policy``).
+    """
 
     class Servicer(service_pb2_grpc.WorkflowServiceServicer):
         pass
 
     for name in RPC_NAMES:
         method = getattr(frontend, name)
+        rule = rule_for(name)  # every RPC must have one: fail at start, not at the first call
 
         async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext, _m: Any = method,
-                          _name: str = name) -> Any:
+                          _name: str = name, _audited: bool = rule.audit, _target: Any = rule.target) -> Any:
             remaining = context.time_remaining()
             loop = asyncio.get_running_loop()
             started = loop.time()
             deadline = loop.time() + remaining if remaining is not None else None
+            principal: Principal | None = ANONYMOUS
             try:
-                return await _m(request, deadline)
+                if authorizer is not None:
+                    principal = None
+                    subject = peer_subject(context) if authorizer.wants_certificate else None
+                    principal = await authorizer.authenticate(context.invocation_metadata(), subject)
+                    await authorizer.authorize(_name, request, principal)
+                token = set_current_principal(principal)
+                try:
+                    resp = await _m(request, deadline)
+                finally:
+                    reset_current_principal(token)
+                if _audited:
+                    audit(principal, _name, _target(request), "ok", request_details(request))
+                return resp if principal is not None else _anonymous_view(_name, resp)
             except ServiceError as e:
+                if _audited:
+                    audit(principal, _name, _target(request), f"{e.code.name}: {e.message}", request_details(request))
                 await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:
                 log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
@@ -77,6 +129,8 @@ def make_servicer(frontend: FrontendService) -> service_pb2_grpc.WorkflowService
                 raise
             except Exception as e:  # noqa: BLE001 - reported as INTERNAL, logged with its stack
                 log.exception("%s failed", _name)
+                if _audited:
+                    audit(principal, _name, _target(request), f"INTERNAL: {type(e).__name__}", request_details(request))
                 await context.abort(grpc.StatusCode.INTERNAL, clip_details(f"{_name}: internal error: {type(e).__name__}: {e}"))
 
         setattr(Servicer, name, handler)

@@ -46,6 +46,9 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--archive-uri", default="",
                      help="archive closed runs here at retention (file:///dir or gs://bucket/prefix) for namespaces "
                           "without their own archival_uri (default: delete without archiving)")
+    dev.add_argument("--auth", action="store_true",
+                     help="require API keys (off by default: the dev server listens on 127.0.0.1 only). The first "
+                          "start prints a generated system_admin key, once")
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
@@ -63,6 +66,7 @@ def _start_dev(args: argparse.Namespace) -> int:
 
 async def _run_dev(args: argparse.Namespace) -> int:
     from spindle.controlplane._gc import settle_after_start
+    from spindle.controlplane.auth import AuthSettings, open_listener_warning
     from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
     from spindle.controlplane.server import ControlPlane, FileLock, LockedError, serve
     from spindle.controlplane.store.sqlite import SqliteStore
@@ -87,7 +91,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
     except LockedError as e:
         raise CliError(str(e)) from None
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
-                      default_search_attributes=DEV_SEARCH_ATTRIBUTES)
+                      default_search_attributes=DEV_SEARCH_ATTRIBUTES,
+                      auth=AuthSettings(mode="api_keys" if args.auth else "none"))
     try:
         try:
             await cp.start()
@@ -100,7 +105,14 @@ async def _run_dev(args: argparse.Namespace) -> int:
         except (OSError, RuntimeError) as e:
             raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
         settle_after_start()
-        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default')", flush=True)
+        if args.auth:
+            print(await _dev_admin_key(cp), flush=True)
+        else:
+            warning = open_listener_warning(args.ip, port)
+            if warning:
+                print(f"spindle: {warning}", file=sys.stderr, flush=True)
+        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default'"
+              f"{', API keys required' if args.auth else ''})", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -111,6 +123,19 @@ async def _run_dev(args: argparse.Namespace) -> int:
     finally:
         await cp.stop()
         lock.release()
+
+
+async def _dev_admin_key(cp: Any) -> str:
+    """With --auth: a new system_admin key the first time (shown once), else where to find one."""
+    active = [k for k in await cp.api_keys.list() if k.system_admin and cp.api_keys.is_active(k)]
+    if active:
+        return (f"spindle: API keys are required (--auth). This database already has a system_admin key "
+                f"({', '.join(k.key_id for k in active)}): use it (--api-key, SPINDLE_API_KEY), or start once without "
+                "--auth to create another with `spindle admin api-key create`.")
+    row, secret = await cp.api_keys.create("start-dev admin", {}, system_admin=True, created_by="start-dev --auth")
+    return ("spindle: API keys are required (--auth). A system_admin key was generated; it is shown this once:\n"
+            f"    {secret}\n"
+            f"  (id {row.key_id}) use it with --api-key or SPINDLE_API_KEY, or Client.connect(..., api_key=...)")
 
 
 def _load_settings(path: str) -> dict[str, object]:

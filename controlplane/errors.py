@@ -68,6 +68,18 @@ class AlreadyExists(ServiceError):
         return ((ALREADY_STARTED_KEY, details.SerializeToString()),)
 
 
+class Unauthenticated(ServiceError):
+    """UNAUTHENTICATED: no credentials, or credentials this server does not accept (docs/SECURITY.md)."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(ServiceError):
+    """PERMISSION_DENIED: a known principal without the role the call needs; the message names role and namespace."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
 class FailedPrecondition(ServiceError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 

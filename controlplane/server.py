@@ -9,6 +9,7 @@ import grpc
 
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
 from spindle.controlplane.api import service_pb2_grpc
+from spindle.controlplane.auth import ApiKeys, AuthSettings, Authorizer, enable_audit_log
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.frontend import FrontendService
@@ -56,17 +57,26 @@ class FileLock:
 
 
 class ControlPlane:
-    """One control-plane process: owns every shard of its store (SQLite) or those it leases (cluster)."""
+    """One control-plane process: owns every shard of its store (SQLite) or those it leases (cluster).
+
+    ``auth`` says how callers over the network are authenticated (default: not at all, as
+    ``start-dev`` runs); its task-token keys apply either way.
+    """
 
     def __init__(self, store: Store, config: ServerConfig | None = None, clock: Clock | None = None,
                  default_namespace: str | None = "default",
-                 default_search_attributes: dict[str, int] | None = None) -> None:
+                 default_search_attributes: dict[str, int] | None = None, auth: AuthSettings | None = None) -> None:
         self.store = store
         self.config = config or ServerConfig()
         self.clock = clock or Clock()
+        self.auth = auth or AuthSettings()
         self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000))
         self.engine = HistoryEngine(store, self.config, self.clock, self.namespaces)
-        self.frontend = FrontendService(store, self.config, self.namespaces, self.engine)
+        self.engine.tokens.configure(self.auth.task_token_keys, use_store_key=self.auth.use_store_task_token_key)
+        self.api_keys = ApiKeys(store, cache_ttl=self.auth.key_cache_ttl)
+        self.frontend = FrontendService(store, self.config, self.namespaces, self.engine, api_keys=self.api_keys)
+        #: Decides every call that comes over the network (``serve``).
+        self.authorizer = Authorizer(self.auth, self.api_keys, self.namespaces, self.engine.tokens)
         self.default_namespace = default_namespace
         #: Registered in the default namespace at start (those it lacks): DEV_SEARCH_ATTRIBUTES for start-dev.
         self.default_search_attributes = default_search_attributes
@@ -86,7 +96,8 @@ class ControlPlane:
 async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233) -> tuple[grpc.aio.Server, int]:
     """Start a gRPC server for ``cp`` (already started). Returns the server and the bound port."""
     server = grpc.aio.server(options=GRPC_OPTIONS)
-    service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(cp.frontend), server)
+    enable_audit_log()
+    service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(cp.frontend, cp.authorizer), server)
     bound = server.add_insecure_port(f"{host}:{port}")
     if bound == 0:
         raise OSError(f"cannot listen on {host}:{port} (is another server running there?)")

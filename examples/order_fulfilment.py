@@ -6,6 +6,7 @@ Run it (no server needed; it uses an embedded control plane on ./spindle.db):
     python examples/order_fulfilment.py                 # happy path, ships after a signal
     python examples/order_fulfilment.py --out-of-stock  # compensation: the payment is refunded
     python examples/order_fulfilment.py --address 127.0.0.1:7233   # against `spindle server start-dev`
+    SPINDLE_API_KEY=spk_... python examples/order_fulfilment.py --address 127.0.0.1:7233   # ... start-dev --auth
 """
 
 from __future__ import annotations
@@ -117,9 +118,11 @@ ACTIVITIES = [capture_payment, reserve_stock, refund_payment, open_support_case]
 async def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--address", default="embedded:spindle.db", help="server address or embedded:PATH")
+    ap.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None,
+                    help="API key, for a server that requires one (start-dev --auth); default: $SPINDLE_API_KEY")
     ap.add_argument("--out-of-stock", action="store_true", help="make stock reservation fail (compensation path)")
     args = ap.parse_args(argv)
-    client = await Client.connect(args.address)
+    client = await Client.connect(args.address, api_key=args.api_key)
     order_id = f"order-{uuid.uuid4().hex[:8]}"
     order = Order(order_id, sku="SKU-42", quantity=2, amount_cents=4999, out_of_stock=args.out_of_stock)
     try:

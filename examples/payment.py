@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import dataclasses
 import sys
 import uuid
@@ -90,9 +91,11 @@ ACTIVITIES = [charge_card, check_fraud, settle_funds, refund_charge, send_confir
 async def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--address", default="embedded:spindle.db", help="server address or embedded:PATH")
+    ap.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None,
+                    help="API key, for a server that requires one (start-dev --auth); default: $SPINDLE_API_KEY")
     ap.add_argument("--fraud", choices=["approve", "deny", "slow"], default="approve")
     args = ap.parse_args(argv)
-    client = await Client.connect(args.address)
+    client = await Client.connect(args.address, api_key=args.api_key)
     pid = f"payment-{uuid.uuid4().hex[:8]}"
     try:
         async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,

@@ -1,8 +1,9 @@
-"""``spindle workflow ...`` and ``spindle namespace ...``: the CLI's client commands.
+"""``spindle workflow ...``, ``spindle namespace ...`` and ``spindle admin api-key ...``: the CLI's client commands.
 
 Registered into the ``spindle`` command through the ``spindle.cli`` entry points.
 Every command talks to a server (``--address``, default 127.0.0.1:7233) or an
-embedded database (``--address embedded:PATH``).
+embedded database (``--address embedded:PATH``), with ``--api-key`` (default
+``$SPINDLE_API_KEY``) when the server requires keys.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
 import sys
 from typing import Any, Awaitable, Callable
 
@@ -27,6 +29,8 @@ class _UserError(Exception):
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default="127.0.0.1:7233", help="server address, or embedded:PATH (default 127.0.0.1:7233)")
     p.add_argument("--namespace", "-n", default="default", help="namespace (default 'default')")
+    p.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None, metavar="KEY",
+                   help="API key, spk_... (default: $SPINDLE_API_KEY)")
 
 
 def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
@@ -62,7 +66,10 @@ def _duration(value: str | None, flag: str) -> datetime.timedelta | None:
 def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Callable[[argparse.Namespace], int]:
     def go(args: argparse.Namespace) -> int:
         async def main() -> int:
-            client = await Client.connect(args.address, namespace=args.namespace)
+            try:
+                client = await Client.connect(args.address, namespace=args.namespace, api_key=args.api_key)
+            except ValueError as e:
+                raise _UserError(str(e)) from None
             try:
                 return await coro_fn(args, client)
             finally:
@@ -305,4 +312,84 @@ def register_namespace(sub: Any) -> None:
     de.set_defaults(func=_run(_ns_delete))
 
 
-__all__ = ["register_namespace", "register_workflow", "History"]
+# ---------------------------------------------------------------------- admin api-key
+def _key_dict(k: Any) -> dict[str, Any]:
+    out = {"id": k.id, "name": k.name, "grants": dict(k.grants), "system_admin": k.system_admin,
+           "expires_at": k.expires_at.isoformat() if k.expires_at else None,
+           "created_at": k.created_at.isoformat() if k.created_at else None,
+           "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None, "created_by": k.created_by}
+    if k.secret:
+        out["secret"] = k.secret
+    return out
+
+
+def _grant_arg(values: list[str]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        ns, sep, role = v.partition("=")
+        if not sep or not ns or not role:
+            raise _UserError(f"--grant: expected NAMESPACE=ROLE (reader, worker, writer, admin), got {v!r}")
+        out[ns] = role
+    return out
+
+
+async def _key_create(args: argparse.Namespace, client: Client) -> int:
+    key = await client.create_api_key(args.name, grants=_grant_arg(args.grant), system_admin=args.system_admin,
+                                      expires=_duration(args.expires, "--expires"))
+    print(json.dumps(_key_dict(key), indent=2))
+    print(f"spindle: the secret of API key {key.id} is shown this once: store it now (the server keeps only a hash)",
+          file=sys.stderr)
+    return 0
+
+
+async def _key_list(args: argparse.Namespace, client: Client) -> int:
+    print(json.dumps([_key_dict(k) for k in await client.list_api_keys()], indent=2))
+    return 0
+
+
+async def _key_revoke(args: argparse.Namespace, client: Client) -> int:
+    await client.revoke_api_key(args.id)
+    print(f"API key {args.id} revoked")
+    return 0
+
+
+def command_group(sub: Any, name: str, help: str) -> Any:
+    """The subcommands of group ``name`` under ``sub``, made here unless another plugin already did.
+
+    (``spindle admin`` holds server commands from the control plane and the client's
+    ``api-key`` commands; whichever registers first creates it.)
+    """
+    parser = sub.choices.get(name)
+    if parser is None:
+        parser = sub.add_parser(name, help=help)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest=f"{name.replace('-', '_')}_cmd", required=True, metavar="COMMAND")
+
+
+def register_api_keys(sub: Any) -> None:
+    """Add ``spindle admin api-key create|list|revoke``."""
+    admin = command_group(sub, "admin", "operator commands (database schema, API keys)")
+    keys = command_group(admin, "api-key", "create, list and revoke API keys")
+    c = keys.add_parser("create", help="create an API key and print its secret (once)",
+                        description="Create an API key. A system_admin may create any key; a namespace admin only "
+                                    "keys whose grants are all on namespaces it administers. The secret is printed "
+                                    "this once.")
+    _common(c)
+    c.add_argument("name", help="what the key is for")
+    c.add_argument("--grant", action="append", default=[], metavar="NAMESPACE=ROLE",
+                   help="a role on a namespace: reader, worker, writer or admin (repeat for several)")
+    c.add_argument("--system-admin", action="store_true", help="may do everything, on every namespace")
+    c.add_argument("--expires", default=None, help="how long the key works, e.g. 90d (default: no expiry)")
+    c.set_defaults(func=_run(_key_create))
+    ls = keys.add_parser("list", help="list the API keys you may manage (no secrets)")
+    _common(ls)
+    ls.set_defaults(func=_run(_key_list))
+    r = keys.add_parser("revoke", help="revoke an API key: its next call fails")
+    _common(r)
+    r.add_argument("id", help="the key's id (as list shows it)")
+    r.set_defaults(func=_run(_key_revoke))
+
+
+__all__ = ["command_group", "register_api_keys", "register_namespace", "register_workflow", "History"]

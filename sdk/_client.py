@@ -29,6 +29,7 @@ from google.protobuf.message import Message
 from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
+from spindle._api_keys import ApiKey, MetadataStub, check_api_key, create_request
 from spindle._converter import DataConverter, PayloadCodec
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._history import History, HistoryEvent
@@ -352,6 +353,7 @@ class Client:
         self._channel = channel
         self._embedded = embedded
         self._closed = False
+        self._api_key = stub.api_key if isinstance(stub, MetadataStub) else None
 
     @classmethod
     async def connect(
@@ -362,6 +364,7 @@ class Client:
         data_converter: DataConverter | None = None,
         codecs: Sequence[PayloadCodec] = (),
         identity: str | None = None,
+        api_key: str | None = None,
     ) -> Client:
         """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
@@ -374,21 +377,29 @@ class Client:
                 ``payload_codec``, if set, is applied after ``codecs``.
             codecs: payload codecs, applied in order on the way out (reverse on the way in).
             identity: names this client (and its workers) in histories.
+            api_key: an API key (``spk_...``) sent with every call of this client and its
+                workers, as ``authorization: Bearer ...`` metadata; change it later with
+                :attr:`api_key`. Ignored by an embedded control plane (it is your own process).
 
         Raises:
-            RPCError: the server cannot be reached (``status="UNAVAILABLE"``).
-            ValueError: ``target_host`` is empty or not a string.
+            RPCError: the server cannot be reached (``status="UNAVAILABLE"``), or it refuses
+                the key (``status="UNAUTHENTICATED"``: unknown, wrong, revoked or expired).
+            ValueError: ``target_host`` is empty or not a string, or ``api_key`` is not a
+                printable key.
             Exception: the embedded control plane's errors (e.g. the file is locked
                 by another process) propagate unchanged.
         """
         if not isinstance(target_host, str) or not target_host:
             raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
+        api_key = check_api_key(api_key)
         if target_host.startswith(_EMBEDDED_PREFIX):
             from spindle.controlplane import embedded
 
             cp = await embedded.start(target_host[len(_EMBEDDED_PREFIX):])
-            return cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
-                       identity=identity, embedded=cp)
+            client = cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
+                         identity=identity, embedded=cp)
+            client._api_key = api_key
+            return client
         channel = grpc.aio.insecure_channel(
             target_host,
             options=[
@@ -402,7 +413,7 @@ class Client:
                 ("grpc.max_reconnect_backoff_ms", 2000),
             ],
         )
-        client = cls(service_pb2_grpc.WorkflowServiceStub(channel), namespace=namespace,
+        client = cls(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), namespace=namespace,
                      data_converter=data_converter, codecs=codecs, identity=identity, channel=channel)
         try:
             await client._rpc("GetSystemInfo", svc.GetSystemInfoRequest(), timeout=10.0, not_found="rpc")
@@ -426,6 +437,19 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key sent with every call (None: none). Setting it applies to every later call of this
+        client and its workers (key rotation without reconnecting), as in temporalio."""
+        return self._api_key
+
+    @api_key.setter
+    def api_key(self, value: str | None) -> None:
+        value = check_api_key(value)
+        if isinstance(self._stub, MetadataStub):
+            self._stub.api_key = value
+        self._api_key = value
 
     @property
     def stub(self) -> Any:
@@ -883,6 +907,48 @@ class Client:
                 raise E.NamespaceNotFoundError(e.message) from e
             raise
         return int(resp.terminated_executions)
+
+    # ------------------------------------------------------------------ API keys
+
+    async def create_api_key(
+        self,
+        name: str,
+        *,
+        grants: Mapping[str, str] | None = None,
+        system_admin: bool = False,
+        expires: datetime.timedelta | datetime.datetime | None = None,
+    ) -> ApiKey:
+        """Create an API key. The returned :class:`ApiKey` carries its ``secret``: the only time it is shown.
+
+        Args:
+            name: what the key is for (shown in listings and the audit log).
+            grants: role per namespace name: ``"reader"``, ``"worker"``, ``"writer"`` or ``"admin"``.
+            system_admin: may do everything, on every namespace (only a system_admin may create one).
+            expires: how long the key works (a ``timedelta``) or until when (a ``datetime``); None: no expiry.
+
+        Raises:
+            RPCError: ``PERMISSION_DENIED`` unless the caller is a system_admin or holds ``admin`` on
+                every namespace of ``grants``; ``INVALID_ARGUMENT`` for an unknown role, a namespace
+                that does not exist, or no grants at all.
+            ValueError: ``expires`` is in the past or not a duration/time.
+        """
+        resp = await self._rpc("CreateApiKey", create_request(name, grants, system_admin, expires), not_found="rpc")
+        return ApiKey.from_proto(resp.key, secret=resp.secret)
+
+    async def list_api_keys(self) -> list[ApiKey]:
+        """The keys the caller may manage (a system_admin: all), revoked and expired ones included, by id."""
+        resp = await self._rpc("ListApiKeys", svc.ListApiKeysRequest(), not_found="rpc")
+        return [ApiKey.from_proto(k) for k in resp.keys]
+
+    async def revoke_api_key(self, id: str) -> None:
+        """Revoke a key: its next call fails with ``UNAUTHENTICATED`` (on other cluster members within the
+        server's key cache time, 5 s by default). Revoking a revoked key changes nothing.
+
+        Raises:
+            RPCError: ``NOT_FOUND`` for an unknown id; ``PERMISSION_DENIED`` when the key has grants on
+                namespaces the caller does not administer.
+        """
+        await self._rpc("RevokeApiKey", svc.RevokeApiKeyRequest(id=id), not_found="rpc")
 
     async def add_search_attributes(self, search_attributes: Mapping[str, Any]) -> None:
         """Register custom search attributes (name -> type name) in the client's namespace.

@@ -5,6 +5,7 @@ Names match Temporal's ``temporalio.client`` where Spindle has the same thing, s
 works as it does there.
 """
 
+from spindle._api_keys import ApiKey
 from spindle._client import (
     AsyncActivityHandle,
     Client,
@@ -26,6 +27,7 @@ from spindle.exceptions import (
 )
 
 __all__ = [
+    "ApiKey",
     "Client",
     "WorkflowHandle",
     "WorkflowExecutionDescription",

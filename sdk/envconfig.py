@@ -7,7 +7,8 @@ Code ported from Temporal connects with::
     client = await Client.connect(**config)
 
 Spindle reads the same environment variables as its command line: ``SPINDLE_ADDRESS``
-(-> ``target_host``) and ``SPINDLE_NAMESPACE`` (-> ``namespace``). Temporal's TOML
+(-> ``target_host``), ``SPINDLE_NAMESPACE`` (-> ``namespace``) and ``SPINDLE_API_KEY``
+(-> ``api_key``). Temporal's TOML
 profiles (``temporal.toml``) and ``TEMPORAL_*`` variables are not read: a variable meant for
 a Temporal cluster must not silently point a Spindle client at it.
 """
@@ -27,6 +28,7 @@ class ClientConnectConfig(TypedDict, total=False):
 
     target_host: str
     namespace: str
+    api_key: str
 
 
 class ClientConfig:
@@ -59,7 +61,7 @@ class ClientConfig:
         if config_file is not None:
             raise ValueError(
                 f"config_file={config_file!r}: Spindle reads no client config file; "
-                "set SPINDLE_ADDRESS and SPINDLE_NAMESPACE, or pass the arguments to Client.connect")
+                "set SPINDLE_ADDRESS, SPINDLE_NAMESPACE and SPINDLE_API_KEY, or pass the arguments to Client.connect")
         if profile not in (None, "default"):
             raise ValueError(f"profile={profile!r}: Spindle has no client profiles (only the environment)")
         del disable_file, config_file_strict
@@ -71,4 +73,6 @@ class ClientConfig:
             config["target_host"] = env["SPINDLE_ADDRESS"]
         if env.get("SPINDLE_NAMESPACE"):
             config["namespace"] = env["SPINDLE_NAMESPACE"]
+        if env.get("SPINDLE_API_KEY"):
+            config["api_key"] = env["SPINDLE_API_KEY"]
         return config

@@ -754,3 +754,79 @@ class GetSystemInfoResponse(_message.Message):
     store: str
     num_shards: int
     def __init__(self, server_version: _Optional[str] = ..., store: _Optional[str] = ..., num_shards: _Optional[int] = ...) -> None: ...
+
+class ApiKeyInfo(_message.Message):
+    __slots__ = ("id", "name", "grants", "system_admin", "create_time_ms", "expire_time_ms", "revoke_time_ms", "created_by")
+    class GrantsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_ADMIN_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    REVOKE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    grants: _containers.ScalarMap[str, str]
+    system_admin: bool
+    create_time_ms: int
+    expire_time_ms: int
+    revoke_time_ms: int
+    created_by: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., create_time_ms: _Optional[int] = ..., expire_time_ms: _Optional[int] = ..., revoke_time_ms: _Optional[int] = ..., created_by: _Optional[str] = ...) -> None: ...
+
+class CreateApiKeyRequest(_message.Message):
+    __slots__ = ("name", "grants", "system_admin", "ttl_ms")
+    class GrantsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_ADMIN_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    grants: _containers.ScalarMap[str, str]
+    system_admin: bool
+    ttl_ms: int
+    def __init__(self, name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class CreateApiKeyResponse(_message.Message):
+    __slots__ = ("key", "secret")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    key: ApiKeyInfo
+    secret: str
+    def __init__(self, key: _Optional[_Union[ApiKeyInfo, _Mapping]] = ..., secret: _Optional[str] = ...) -> None: ...
+
+class ListApiKeysRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListApiKeysResponse(_message.Message):
+    __slots__ = ("keys",)
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[ApiKeyInfo]
+    def __init__(self, keys: _Optional[_Iterable[_Union[ApiKeyInfo, _Mapping]]] = ...) -> None: ...
+
+class RevokeApiKeyRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class RevokeApiKeyResponse(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: ApiKeyInfo
+    def __init__(self, key: _Optional[_Union[ApiKeyInfo, _Mapping]] = ...) -> None: ...

@@ -169,6 +169,21 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatRequest.SerializeToString,
                 response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatResponse.FromString,
                 _registered_method=True)
+        self.CreateApiKey = channel.unary_unary(
+                '/spindle.v1.WorkflowService/CreateApiKey',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyResponse.FromString,
+                _registered_method=True)
+        self.ListApiKeys = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ListApiKeys',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysResponse.FromString,
+                _registered_method=True)
+        self.RevokeApiKey = channel.unary_unary(
+                '/spindle.v1.WorkflowService/RevokeApiKey',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -336,6 +351,24 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateApiKey(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListApiKeys(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeApiKey(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -473,6 +506,21 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.RecordActivityTaskHeartbeat,
                     request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatRequest.FromString,
                     response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatResponse.SerializeToString,
+            ),
+            'CreateApiKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateApiKey,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyResponse.SerializeToString,
+            ),
+            'ListApiKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListApiKeys,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysResponse.SerializeToString,
+            ),
+            'RevokeApiKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeApiKey,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1204,6 +1252,87 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/RecordActivityTaskHeartbeat',
             spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatRequest.SerializeToString,
             spindle_dot_controlplane_dot_api_dot_service__pb2.RecordActivityTaskHeartbeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateApiKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/CreateApiKey',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.CreateApiKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListApiKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ListApiKeys',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ListApiKeysResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeApiKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/RevokeApiKey',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
             options,
             channel_credentials,
             insecure,

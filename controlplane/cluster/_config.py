@@ -12,6 +12,11 @@ Example::
     namespaces: [default]
     server: {long_poll_timeout: 60}  # any ServerConfig field
     archival: {uri: gs://bucket/prefix, blob_store_uri: gs://bucket/blobs}   # ServerConfig archive_uri, blob_store_uri
+    auth: {mode: api_keys, bootstrap_admin_key_file: /run/secrets/spindle-admin-key}   # required; see below
+
+``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
+present an API key or a known client certificate; ``{mode: none}`` must be written out to
+run open. Its keys are in ``spindle.controlplane.auth._settings`` and docs/SECURITY.md.
 
 Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m``).
 """
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spindle.controlplane.auth import AuthSettings, parse_auth_section
 from spindle.controlplane.config import ServerConfig
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -60,6 +66,9 @@ class ClusterConfig:
     server: dict[str, Any] = field(default_factory=dict)
     archival: dict[str, Any] = field(default_factory=dict)
     log_level: str = "warning"
+    #: How callers are authenticated. Required in a configuration file; a config built in
+    #: code (tests) is open unless it says otherwise.
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     def server_config(self) -> ServerConfig:
         """The control plane's tunables (``server:`` section, ``num_shards`` and the ``archival:`` URIs)."""
@@ -108,7 +117,7 @@ def parse_config(data: object) -> ClusterConfig:
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping")
     known = {"store", "num_shards", "listen", "advertise", "member_id", "lease", "namespaces", "server", "archival",
-             "log_level"}
+             "log_level", "auth"}
     unknown = set(data) - known
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
@@ -138,10 +147,20 @@ def parse_config(data: object) -> ClusterConfig:
         value = archival.get(key)
         if value and not str(value).startswith(("file:///", "gs://")):
             raise ConfigError(f"archival.{key}: {value!r} must be file:///abs/dir or gs://bucket/prefix")
-    cfg = ClusterConfig(store=_store(data["store"]), num_shards=shards, listen=str(data.get("listen", "127.0.0.1:7233")),
+    store = _store(data["store"])
+    if "auth" not in data:
+        raise ConfigError(
+            "auth: required. Write 'auth: {mode: api_keys, bootstrap_admin_key_file: PATH}' to require API keys "
+            "(recommended; see docs/SECURITY.md), or 'auth: {mode: none}' to run without authentication (anyone who "
+            "can reach the port can do anything)")
+    try:
+        auth = parse_auth_section(data["auth"], seconds=parse_duration)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    cfg = ClusterConfig(store=store, num_shards=shards, listen=str(data.get("listen", "127.0.0.1:7233")),
                         advertise=str(data.get("advertise", "")), member_id=str(data.get("member_id", "")),
                         lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),
-                        archival=dict(archival), log_level=str(data.get("log_level", "warning")))
+                        archival=dict(archival), log_level=str(data.get("log_level", "warning")), auth=auth)
     try:
         cfg.server_config()
     except ValueError as e:

@@ -26,7 +26,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.frontend._validate import require_id
-from spindle.controlplane.history._tokens import BadTokenError, TaskToken
+from spindle.controlplane.history._tokens import BadTokenError
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 
 from ._engine import Router
@@ -90,7 +90,7 @@ class ClusterFrontend:
 
     async def _key_by_token(self, rpc: str, req: Any) -> tuple[str, str] | None:
         try:
-            tok = TaskToken.decode(req.task_token)
+            tok = self.inner.engine.tokens.verify(req.task_token)
         except BadTokenError:
             return None  # the local frontend rejects it with INVALID_ARGUMENT
         return tok.namespace_id, tok.workflow_id

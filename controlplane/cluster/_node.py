@@ -20,6 +20,7 @@ import grpc
 from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
 from spindle.controlplane.api import service_pb2_grpc
+from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.errors import AlreadyExists
 from spindle.controlplane.frontend import FrontendService
@@ -74,7 +75,14 @@ class ClusterNode:
         self.namespaces = NamespaceRegistry(self.store,
                                             default_retention_ms=int(self.server_config.default_retention_days * 86400_000))
         self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
-        self.inner = FrontendService(self.store, self.server_config, self.namespaces, self.engine)
+        auth = config.auth
+        self.engine.tokens.configure(auth.task_token_keys, use_store_key=auth.use_store_task_token_key)
+        self.api_keys = ApiKeys(self.store, cache_ttl=auth.key_cache_ttl)
+        self.inner = FrontendService(self.store, self.server_config, self.namespaces, self.engine, api_keys=self.api_keys)
+        #: Decides every call of the public service (the internal one is for members only).
+        self.authorizer = Authorizer(auth, self.api_keys, self.namespaces, self.engine.tokens)
+        #: Lines for the operator about authentication, printed once the member serves.
+        self.auth_notes: list[str] = []
         self.peers = Peers()
         self.member_id = config.member_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.engine.identity = self.member_id
@@ -94,6 +102,8 @@ class ClusterNode:
                 await self.namespaces.ensure(name)
             except AlreadyExists:  # another member created it just now
                 await self.namespaces.load()
+        if self.config.auth.bootstrap_admin_key_file:
+            self.auth_notes.append(await bootstrap_admin_key(self.api_keys, self.config.auth.bootstrap_admin_key_file))
         await self.engine.start(() if self.clustered else None)
         internal = InternalService(self.inner, self.engine, self.member_id, self.stats)
         self.server = grpc.aio.server(options=GRPC_OPTIONS)
@@ -115,7 +125,13 @@ class ClusterNode:
             frontend: Any = ClusterFrontend(self.inner, router, internal)
         else:
             frontend = self.inner
-        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend), self.server)
+        enable_audit_log()
+        if not self.config.auth.enabled:
+            warning = open_listener_warning(host, self.port)
+            if warning:
+                log.warning("%s", warning)
+                self.auth_notes.append(warning)
+        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend, self.authorizer), self.server)
         self.server.add_generic_rpc_handlers((internal.handler(),))
         await self.server.start()
         if self.leases is not None:
@@ -156,8 +172,11 @@ async def serve_until_signalled(node: ClusterNode) -> None:
     """Start ``node``, print where it listens, and stop it on SIGINT/SIGTERM."""
     await node.start()
     settle_after_start()
+    for note in node.auth_notes:
+        print(f"spindle: {note}", flush=True)
     print(f"spindle cluster member {node.member_id} listening on {node.address} "
-          f"(store {node.store.name}, {node.config.num_shards} shards)", flush=True)
+          f"(store {node.store.name}, {node.config.num_shards} shards, "
+          f"{'API keys required' if node.config.auth.enabled else 'authentication OFF'})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for s in (signal.SIGINT, signal.SIGTERM):

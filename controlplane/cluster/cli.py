@@ -3,6 +3,11 @@
 ``spindle admin setup-schema --config FILE`` (or ``--project/--instance/--database``)
 creates the Spanner database if needed and applies every schema version it lacks;
 running it again changes nothing.
+
+``spindle admin api-key new-secret`` prints a fresh API key secret without any server:
+for ``auth.bootstrap_admin_key_file`` when the secret is kept elsewhere (Secret
+Manager). The client commands ``api-key create|list|revoke`` come from the SDK's CLI
+(``spindle._cli.register_api_keys``).
 """
 
 from __future__ import annotations
@@ -11,16 +16,38 @@ import argparse
 from typing import Any
 
 
+def _group(sub: Any, name: str, help: str) -> Any:
+    """The subcommands of group ``name`` under ``sub``, made here unless another plugin already did."""
+    parser = sub.choices.get(name)
+    if parser is None:
+        parser = sub.add_parser(name, help=help)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest=f"{name.replace('-', '_')}_cmd", required=True, metavar="COMMAND")
+
+
 def register(sub: Any) -> None:
     """Add the ``admin`` command group to the ``spindle`` parser."""
-    admin = sub.add_parser("admin", help="operator commands (database schema)")
-    asub = admin.add_subparsers(dest="admin_cmd", required=True, metavar="COMMAND")
+    asub = _group(sub, "admin", "operator commands (database schema, API keys)")
+    keys = _group(asub, "api-key", "create, list and revoke API keys")
+    secret = keys.add_parser("new-secret", help="print a new API key secret (no server involved)",
+                             description="Print a fresh API key secret, for auth.bootstrap_admin_key_file when it "
+                                         "is kept in a secret store. A server makes it a system_admin key at start.")
+    secret.set_defaults(func=_new_secret)
     setup = asub.add_parser("setup-schema", help="create or upgrade the Cloud Spanner schema (idempotent)")
     setup.add_argument("--config", help="cluster YAML file (its store.spanner section)")
     setup.add_argument("--project")
     setup.add_argument("--instance")
     setup.add_argument("--database")
     setup.set_defaults(func=_setup_schema)
+
+
+def _new_secret(args: argparse.Namespace) -> int:
+    from spindle.controlplane.auth import format_secret, new_secret
+
+    print(format_secret(new_secret()))
+    return 0
 
 
 def _setup_schema(args: argparse.Namespace) -> int:

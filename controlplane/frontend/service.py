@@ -16,6 +16,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane._paging import token_position
 from spindle.controlplane._search_attributes import check_search_attributes
+from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys, current_principal
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from spindle.controlplane.history import HistoryEngine
@@ -32,11 +33,15 @@ M = TypeVar("M", bound=Message)
 
 
 class FrontendService:
-    def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine) -> None:
+    def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine,
+                 api_keys: ApiKeys | None = None) -> None:
         self.store = store
         self.config = config
         self.namespaces = namespaces
         self.engine = engine
+        #: The API keys (the authorizer of the gRPC servicer shares them: a revocation here is seen there at once).
+        self.api_keys = api_keys or ApiKeys(store)
+        self._key_admin = ApiKeyAdmin(self.api_keys, namespaces)
 
     async def _intake(self, req: M, field: str) -> M:
         """``req`` with payloads above the large-payload threshold moved to the blob store (a copy)."""
@@ -64,7 +69,8 @@ class FrontendService:
         return svc.DescribeNamespaceResponse(namespace_info=self.namespaces.get(req.name, "name").to_proto())
 
     async def ListNamespaces(self, req: svc.ListNamespacesRequest, deadline: float | None) -> svc.ListNamespacesResponse:
-        all_ns = self.namespaces.all()
+        principal = current_principal()  # only the namespaces the caller holds a grant on (all: system_admin)
+        all_ns = [n for n in self.namespaces.all() if principal is None or principal.sees_namespace(n.name)]
         start = token_position(req.next_page_token, default=0, minimum=0)
         if req.page_size < 0:
             raise InvalidArgument(f"page_size: must not be negative, got {req.page_size}")
@@ -341,6 +347,17 @@ class FrontendService:
         req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
+
+
+    # ------------------------------------------------------------------ API keys (who may: auth._key_admin)
+    async def CreateApiKey(self, req: svc.CreateApiKeyRequest, deadline: float | None) -> svc.CreateApiKeyResponse:
+        return await self._key_admin.create(req, current_principal())
+
+    async def ListApiKeys(self, req: svc.ListApiKeysRequest, deadline: float | None) -> svc.ListApiKeysResponse:
+        return await self._key_admin.list(req, current_principal())
+
+    async def RevokeApiKey(self, req: svc.RevokeApiKeyRequest, deadline: float | None) -> svc.RevokeApiKeyResponse:
+        return await self._key_admin.revoke(req, current_principal())
 
 
 def _fill_search_attributes(info: svc.WorkflowExecutionInfo, raw: str) -> None:

@@ -27,7 +27,7 @@ from ._cache import ExecutionCache
 from ._outstanding import OutstandingTasks
 from ._pending import PendingQuery
 from ._shard import ShardController
-from ._tokens import StartNonces
+from ._tokens import StartNonces, TaskTokens
 
 
 class CrossShard(Protocol):
@@ -85,6 +85,7 @@ class HistoryContext:
         outstanding: tasks handed to workers and unfinished.
         background: spawned tasks and the counts of writes under way.
         nonces: workflow-task start nonces of this engine instance.
+        tokens: signs the task tokens handed to workers and verifies the ones they return.
         queries: pending queries by id.
         cross_shard: the port to workflows on other shards.
         commit: the commit path (``await ctx.commit(txn)``, see ``_commit``).
@@ -103,6 +104,7 @@ class HistoryContext:
     outstanding: OutstandingTasks
     background: Background
     nonces: StartNonces
+    tokens: TaskTokens
     queries: dict[str, PendingQuery]
     cross_shard: CrossShard
     commit: Callable[..., Awaitable[None]]

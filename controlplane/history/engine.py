@@ -37,7 +37,7 @@ from ._outstanding import OutstandingTasks
 from ._shard import Shard, ShardController
 from ._tasks import TM_RETENTION, Task
 from ._timer_queue import TimerQueue
-from ._tokens import StartNonces
+from ._tokens import StartNonces, TaskTokens
 from ._transfer_queue import TransferQueue
 from .ops import activity_task, close, poll, workflow_task, workflow_task_completed
 from .ops import describe as describe_op
@@ -70,7 +70,7 @@ class HistoryEngine:
         ctx = HistoryContext(
             store=store, config=config, clock=clock, namespaces=namespaces, shards=self._shards, cache=self.cache,
             matching=self.matching, backlog=backlog, admission=admission, outstanding=self.outstanding,
-            background=background, nonces=StartNonces(), queries={},
+            background=background, nonces=StartNonces(), tokens=TaskTokens(), queries={},
             cross_shard=None,  # type: ignore[arg-type]  # the local port needs the context: set right below
             commit=committer.commit, write_background=committer.apply_background)
         #: The cross-shard operations run in this process (a cluster member runs forwarded ones on it).
@@ -91,6 +91,11 @@ class HistoryEngine:
                                on_fired=ctx.admission.release))
 
         return Shard(shard_id, range_id, queues, movable=movable)
+
+    @property
+    def tokens(self) -> TaskTokens:
+        """Signs and verifies task tokens (configure its keys before ``start``, which loads them)."""
+        return self.context.tokens
 
     # ------------------------------------------------------------------ wiring the cluster
     @property
@@ -136,6 +141,7 @@ class HistoryEngine:
         A cluster member passes ``()`` and then adds the shards its leases give it
         with ``add_shard`` (spindle.controlplane.cluster).
         """
+        await self.tokens.load(self.store)
         shards = self._shards
         for shard_id in range(self.config.num_shards) if shard_ids is None else shard_ids:
             await shards.acquire(shard_id, self.identity)

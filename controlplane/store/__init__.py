@@ -2,6 +2,7 @@
 
 from ._interface import Store
 from ._model import (
+    ApiKeyRow,
     BacklogTask,
     ConditionFailedError,
     CurrentRow,
@@ -9,6 +10,7 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ServerSecret,
     ShardOwnershipLostError,
     StoreError,
     StoreUnavailableError,
@@ -19,6 +21,7 @@ from ._model import (
 
 __all__ = [
     "Store",
+    "ApiKeyRow",
     "BacklogTask",
     "ConditionFailedError",
     "CurrentRow",
@@ -26,6 +29,7 @@ __all__ = [
     "LoadedExecution",
     "Mutation",
     "NamespaceRow",
+    "ServerSecret",
     "ShardOwnershipLostError",
     "StoreError",
     "StoreUnavailableError",

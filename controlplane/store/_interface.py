@@ -6,12 +6,14 @@ import abc
 from collections.abc import Sequence
 
 from ._model import (
+    ApiKeyRow,
     BacklogTask,
     CurrentRow,
     ExecutionRow,
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ServerSecret,
     TimerTask,
     TransferTask,
     VisibilityRow,
@@ -55,6 +57,33 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def delete_namespace(self, name: str) -> None: ...
+
+    # -- API keys and server secrets (spindle.controlplane.auth, history._tokens) ------
+    @abc.abstractmethod
+    async def create_api_key(self, row: ApiKeyRow) -> None:
+        """Insert; raises ConditionFailedError if a key with this id exists."""
+
+    @abc.abstractmethod
+    async def get_api_key(self, key_id: str) -> ApiKeyRow | None: ...
+
+    @abc.abstractmethod
+    async def list_api_keys(self) -> list[ApiKeyRow]:
+        """Every key, revoked and expired ones included, ordered by id."""
+
+    @abc.abstractmethod
+    async def revoke_api_key(self, key_id: str, revoke_time_ms: int) -> ApiKeyRow | None:
+        """Mark a key revoked (a key already revoked keeps its first revocation time).
+
+        Returns the key as stored afterwards, or None if there is no such key.
+        """
+
+    @abc.abstractmethod
+    async def add_server_secret(self, secret: ServerSecret) -> ServerSecret:
+        """Insert ``secret`` unless one of that name exists; returns the stored one (the first writer wins)."""
+
+    @abc.abstractmethod
+    async def list_server_secrets(self, prefix: str = "") -> list[ServerSecret]:
+        """Secrets whose name starts with ``prefix``, ordered by name."""
 
     # -- executions ---------------------------------------------------------------
     @abc.abstractmethod
@@ -133,6 +162,8 @@ class Store(abc.ABC):
 
 __all__ = [
     "Store",
+    "ApiKeyRow",
+    "ServerSecret",
     "BacklogTask",
     "CurrentRow",
     "ExecutionRow",

@@ -158,6 +158,37 @@ class Mutation:
 
 
 @dataclass
+class ApiKeyRow:
+    """An API key as stored: never the secret, only its keyed hash (``spindle.controlplane.auth._keys``).
+
+    ``grants`` is JSON ``{namespace name: role}``. Times are epoch milliseconds; 0 means
+    never (``expire_time_ms``) or not revoked (``revoke_time_ms``).
+    """
+
+    key_id: str
+    name: str
+    secret_hash: bytes
+    grants: str
+    system_admin: bool
+    create_time_ms: int
+    expire_time_ms: int = 0
+    revoke_time_ms: int = 0
+    created_by: str = ""
+
+
+@dataclass
+class ServerSecret:
+    """A per-deployment secret every member of a cluster shares (task-token keys, the API-key pepper).
+
+    Created once (insert if absent) and never changed: ``value`` is raw bytes.
+    """
+
+    name: str
+    value: bytes
+    create_time_ms: int
+
+
+@dataclass
 class LoadedExecution:
     row: ExecutionRow
     events: list[bytes]

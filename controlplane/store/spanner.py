@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from . import _spanner_leases as leases
 from ._interface import Store
 from ._model import (
+    ApiKeyRow,
     BacklogTask,
     ConditionFailedError,
     CurrentRow,
@@ -31,18 +32,23 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ServerSecret,
     StoreUnavailableError,
     TimerTask,
     TransferTask,
     VisibilityRow,
 )
 from ._spanner_codec import (
+    API_KEY_COLUMNS,
     CURRENT_COLUMNS,
     EXEC_COLUMNS,
     NAMESPACE_COLUMNS,
     VIS_COLUMNS,
+    api_key_from_row,
+    api_key_values,
     current_from_row,
     dec,
+    enc,
     exec_from_row,
     namespace_from_row,
     vis_from_row,
@@ -296,6 +302,59 @@ class SpannerStore(Store):
         from google.cloud.spanner_v1 import KeySet
 
         await self._txn(lambda txn: txn.delete("Namespaces", KeySet(keys=[[name]])))
+
+    # ------------------------------------------------------------------ API keys, server secrets
+    async def create_api_key(self, row: ApiKeyRow) -> None:
+        from google.cloud.spanner_v1 import KeySet
+
+        def run(txn: Any) -> None:
+            if list(txn.read("ApiKeys", ["KeyId"], KeySet(keys=[[row.key_id]]))):
+                raise ConditionFailedError(f"API key {row.key_id!r} already exists")
+            txn.insert("ApiKeys", list(API_KEY_COLUMNS), [api_key_values(row)])
+
+        await self._txn(run)
+
+    async def get_api_key(self, key_id: str) -> ApiKeyRow | None:
+        rows = await self._query(f"SELECT {', '.join(API_KEY_COLUMNS)} FROM ApiKeys WHERE KeyId = @k", {"k": key_id})
+        return api_key_from_row(rows[0]) if rows else None
+
+    async def list_api_keys(self) -> list[ApiKeyRow]:
+        rows = await self._query(f"SELECT {', '.join(API_KEY_COLUMNS)} FROM ApiKeys ORDER BY KeyId")
+        return [api_key_from_row(r) for r in rows]
+
+    async def revoke_api_key(self, key_id: str, revoke_time_ms: int) -> ApiKeyRow | None:
+        from google.cloud.spanner_v1 import KeySet
+
+        def run(txn: Any) -> ApiKeyRow | None:
+            rows = [list(r) for r in txn.read("ApiKeys", list(API_KEY_COLUMNS), KeySet(keys=[[key_id]]))]
+            if not rows:
+                return None
+            row = api_key_from_row(rows[0])
+            if not row.revoke_time_ms:
+                row.revoke_time_ms = revoke_time_ms
+                txn.update("ApiKeys", ["KeyId", "RevokeTimeMs"], [[key_id, revoke_time_ms]])
+            return row
+
+        return await self._txn(run)
+
+    async def add_server_secret(self, secret: ServerSecret) -> ServerSecret:
+        from google.cloud.spanner_v1 import KeySet
+
+        def run(txn: Any) -> ServerSecret:
+            rows = list(txn.read("ServerSecrets", ["Name", "Value", "CreateTimeMs"], KeySet(keys=[[secret.name]])))
+            if rows:
+                name, value, created = rows[0]
+                return ServerSecret(name, dec(value), int(created))
+            txn.insert("ServerSecrets", ["Name", "Value", "CreateTimeMs"],
+                       [[secret.name, enc(secret.value), secret.create_time_ms]])
+            return secret
+
+        return await self._txn(run)
+
+    async def list_server_secrets(self, prefix: str = "") -> list[ServerSecret]:
+        rows = await self._query("SELECT Name, Value, CreateTimeMs FROM ServerSecrets WHERE STARTS_WITH(Name, @p) "
+                                 "ORDER BY Name", {"p": prefix})
+        return [ServerSecret(r[0], dec(r[1]), int(r[2])) for r in rows]
 
     # ------------------------------------------------------------------ executions
     async def get_current(self, namespace_id: str, workflow_id: str) -> CurrentRow | None:

@@ -25,6 +25,7 @@ from typing import Any, Callable, TypeVar
 
 from ._interface import Store
 from ._model import (
+    ApiKeyRow,
     BacklogTask,
     ConditionFailedError,
     CurrentRow,
@@ -32,6 +33,7 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ServerSecret,
     ShardOwnershipLostError,
     StoreUnavailableError,
     TimerTask,
@@ -41,7 +43,7 @@ from ._model import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2  # 2: executions.activity_state
+SCHEMA_VERSION = 3  # 2: executions.activity_state; 3: api_keys, server_secrets
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,6 +90,12 @@ CREATE INDEX IF NOT EXISTS vis_type_run ON visibility (namespace_id, workflow_ty
 CREATE INDEX IF NOT EXISTS vis_wid ON visibility (namespace_id, workflow_id);
 CREATE INDEX IF NOT EXISTS vis_close ON visibility (namespace_id, close_time_ms);
 CREATE INDEX IF NOT EXISTS vis_queue_run ON visibility (namespace_id, task_queue, start_time_ms DESC, run_id);
+CREATE TABLE IF NOT EXISTS api_keys (
+  key_id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL, grants TEXT NOT NULL,
+  system_admin INTEGER NOT NULL, create_time_ms INTEGER NOT NULL, expire_time_ms INTEGER NOT NULL,
+  revoke_time_ms INTEGER NOT NULL, created_by TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS server_secrets (
+  name TEXT PRIMARY KEY, value BLOB NOT NULL, create_time_ms INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -410,6 +418,52 @@ class SqliteStore(Store):
     async def delete_namespace(self, name: str) -> None:
         await self._write(lambda c: c.execute("DELETE FROM namespaces WHERE name=?", (name,)))
 
+    # ------------------------------------------------------------------ API keys, server secrets
+    async def create_api_key(self, row: ApiKeyRow) -> None:
+        def run(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(f"INSERT INTO api_keys ({_API_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                             (row.key_id, row.name, row.secret_hash, row.grants, int(row.system_admin),
+                              row.create_time_ms, row.expire_time_ms, row.revoke_time_ms, row.created_by))
+            except sqlite3.IntegrityError as e:
+                raise ConditionFailedError(f"API key {row.key_id!r} already exists") from e
+
+        await self._write(run)
+
+    async def get_api_key(self, key_id: str) -> ApiKeyRow | None:
+        r = await self._read(
+            lambda c: c.execute(f"SELECT {_API_KEY_COLUMNS} FROM api_keys WHERE key_id=?", (key_id,)).fetchone())
+        return _api_key(r) if r else None
+
+    async def list_api_keys(self) -> list[ApiKeyRow]:
+        rows = await self._read(lambda c: c.execute(f"SELECT {_API_KEY_COLUMNS} FROM api_keys ORDER BY key_id").fetchall())
+        return [_api_key(r) for r in rows]
+
+    async def revoke_api_key(self, key_id: str, revoke_time_ms: int) -> ApiKeyRow | None:
+        def run(conn: sqlite3.Connection) -> ApiKeyRow | None:
+            conn.execute("UPDATE api_keys SET revoke_time_ms=? WHERE key_id=? AND revoke_time_ms=0",
+                         (revoke_time_ms, key_id))
+            r = conn.execute(f"SELECT {_API_KEY_COLUMNS} FROM api_keys WHERE key_id=?", (key_id,)).fetchone()
+            return _api_key(r) if r else None
+
+        return await self._write(run)
+
+    async def add_server_secret(self, secret: ServerSecret) -> ServerSecret:
+        def run(conn: sqlite3.Connection) -> ServerSecret:
+            conn.execute("INSERT OR IGNORE INTO server_secrets (name, value, create_time_ms) VALUES (?,?,?)",
+                         (secret.name, secret.value, secret.create_time_ms))
+            r = conn.execute("SELECT name, value, create_time_ms FROM server_secrets WHERE name=?",
+                             (secret.name,)).fetchone()
+            return ServerSecret(r[0], bytes(r[1]), int(r[2]))
+
+        return await self._write(run)
+
+    async def list_server_secrets(self, prefix: str = "") -> list[ServerSecret]:
+        rows = await self._read(lambda c: c.execute(
+            "SELECT name, value, create_time_ms FROM server_secrets WHERE substr(name, 1, ?) = ? ORDER BY name",
+            (len(prefix), prefix)).fetchall())
+        return [ServerSecret(r[0], bytes(r[1]), int(r[2])) for r in rows]
+
     # ------------------------------------------------------------------ executions
     async def get_current(self, namespace_id: str, workflow_id: str) -> CurrentRow | None:
         # A primary-key lookup costs microseconds: run it on the calling thread rather than
@@ -561,13 +615,28 @@ class SqliteStore(Store):
 
 
 def _upgrade(conn: sqlite3.Connection) -> None:
-    """Bring a database made by an older version to the current schema (idempotent)."""
+    """Bring a database made by an older version to the current schema (idempotent).
+
+    New tables (schema 3: ``api_keys``, ``server_secrets``) come from ``SCHEMA``'s
+    ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
+    """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
     if "activity_state" not in columns:  # schema 1 -> 2
         with _txn(conn):
             conn.execute("ALTER TABLE executions ADD COLUMN activity_state BLOB NOT NULL DEFAULT x''")
-            if conn.execute("SELECT 1 FROM meta WHERE key='schema_version'").fetchone() is not None:
-                conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if row is not None and int(row[0]) < SCHEMA_VERSION:
+        with _txn(conn):
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+
+_API_KEY_COLUMNS = ("key_id, name, secret_hash, grants, system_admin, create_time_ms, expire_time_ms, revoke_time_ms, "
+                    "created_by")
+
+
+def _api_key(r: Sequence[Any]) -> ApiKeyRow:
+    return ApiKeyRow(key_id=r[0], name=r[1], secret_hash=bytes(r[2]), grants=r[3], system_admin=bool(r[4]),
+                     create_time_ms=int(r[5]), expire_time_ms=int(r[6]), revoke_time_ms=int(r[7]), created_by=r[8])
 
 
 def _resolve_all(items: list[tuple[asyncio.Future[None], BaseException | None]]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import uuid
 
@@ -56,6 +57,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     where.add_argument("--address", metavar="ADDR", help="control plane address (default 127.0.0.1:7233)")
     where.add_argument("--embedded", metavar="PATH", help="use an in-process control plane on this SQLite file")
     run.add_argument("--namespace", default="default")
+    run.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None, metavar="KEY",
+                     help="API key (spk_...; default: $SPINDLE_API_KEY)")
     run.add_argument("--task-queue", metavar="Q", help="default: the document's task_queue")
     run.add_argument("--workflow-id", metavar="ID", help="default: <name>-<random>")
     run.add_argument(
@@ -166,7 +169,7 @@ async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start
     from spindle import Client, Worker
 
     address = f"embedded:{args.embedded}" if args.embedded else (args.address or "127.0.0.1:7233")
-    client = await Client.connect(address, namespace=args.namespace)
+    client = await Client.connect(address, namespace=args.namespace, api_key=getattr(args, "api_key", None))
     task_queue = args.task_queue or workflow.task_queue or "default"
     workflow_id = args.workflow_id or f"{workflow.name}-{uuid.uuid4().hex[:12]}"
     try:

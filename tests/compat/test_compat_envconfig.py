@@ -14,6 +14,12 @@ def test_reads_spindle_variables_only() -> None:
     assert config == {"target_host": "10.0.0.5:7233", "namespace": "orders"}
 
 
+def test_the_api_key_comes_from_spindle_api_key_not_temporal_api_key() -> None:
+    env = {"SPINDLE_API_KEY": "spk_0123456789abcdef_" + "a" * 43, "TEMPORAL_API_KEY": "temporal-secret"}
+    config = ClientConfig.load_client_connect_config(override_env_vars=env)
+    assert config == {"api_key": env["SPINDLE_API_KEY"]}
+
+
 def test_unset_keys_are_absent_so_setdefault_works() -> None:
     config = ClientConfig.load_client_connect_config(override_env_vars={"TEMPORAL_ADDRESS": "x:1"})
     assert config == {}
@@ -26,6 +32,7 @@ def test_unset_keys_are_absent_so_setdefault_works() -> None:
 def test_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPINDLE_ADDRESS", "127.0.0.1:9999")
     monkeypatch.delenv("SPINDLE_NAMESPACE", raising=False)
+    monkeypatch.delenv("SPINDLE_API_KEY", raising=False)
     assert ClientConfig.load_client_connect_config() == {"target_host": "127.0.0.1:9999"}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -355,3 +355,158 @@ def test_tls_and_api_key(make_tf: MakeTf, spindle_server: DevServer, api: Api, t
         assert api.describe("tf-tls") is None
     finally:
         proxy.stop()
+
+
+# ---------------------------------------------------------------------- API keys on the server
+
+class AuthServer:
+    """``spindle server start --config`` with ``auth: {mode: api_keys}``; the bootstrap admin key comes from a file."""
+
+    def __init__(self, tmp: Path) -> None:
+        import os
+        import re
+        import subprocess
+
+        from _tf_harness import SPINDLE
+        from spindle_procs import read_line
+
+        self.key_file = tmp / "admin-key"
+        cfg = tmp / "spindle.yaml"
+        cfg.write_text(f"store: {{sqlite: {{path: '{tmp / 'auth.db'}'}}}}\nnum_shards: 2\nlisten: '127.0.0.1:0'\n"
+                       f"auth: {{mode: api_keys, bootstrap_admin_key_file: '{self.key_file}'}}\n")
+        self.log = open(tmp / "server.log", "w")
+        self.proc = subprocess.Popen([SPINDLE, "server", "start", "--config", str(cfg)], stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        m = read_line(self.proc, re.compile(r"listening on [0-9.]+:(\d+)"), 60)
+        assert m is not None, (tmp / "server.log").read_text()
+        self.address = f"127.0.0.1:{m.group(1)}"
+        self.admin_key = self.key_file.read_text().strip()
+
+    def stub(self) -> Any:
+        import grpc
+
+        from spindle.controlplane.api import service_pb2_grpc
+
+        self.channel = grpc.insecure_channel(self.address)
+        return service_pb2_grpc.WorkflowServiceStub(self.channel)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(15)
+        self.log.close()
+
+
+@pytest.fixture
+def auth_server(tmp_path: Path) -> Any:
+    server = AuthServer(tmp_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def team_config(address: str, *, role: str = "worker", extra_provider: str = "") -> str:
+    return provider_block(address, extra=extra_provider) + f'''
+variable "admin_key" {{
+  type      = string
+  sensitive = true
+  default   = null
+}}
+
+resource "spindle_namespace" "team" {{
+  name           = "tf-team"
+  retention_days = 3
+}}
+
+resource "spindle_api_key" "team_worker" {{
+  name            = "team worker"
+  grants          = {{ (spindle_namespace.team.name) = "{role}" }}
+  expires_in_days = 30
+}}
+
+output "worker_key" {{
+  value     = spindle_api_key.team_worker.secret
+  sensitive = true
+}}
+'''
+
+
+def test_with_api_keys_on_the_provider_creates_a_namespace_and_an_api_key(make_tf: MakeTf, auth_server: Any) -> None:
+    """Auth on: an admin key (provider api_key) creates a namespace and a worker key; the key works as granted."""
+    import grpc
+
+    from spindle.controlplane.api import service_pb2 as svc
+
+    srv = auth_server
+    stub = srv.stub()
+    admin = (("authorization", f"Bearer {srv.admin_key}"),)
+    tf = make_tf("auth")
+    tf.write(team_config(srv.address, extra_provider="  api_key = var.admin_key\n"))
+    tf.run("init")
+
+    # without a key, or with a wrong one: refused when the provider connects, on api_key
+    for env in ({}, {"TF_VAR_admin_key": "spk_0123456789abcdef_" + "A" * 43}):
+        res = tf.run("plan", expect=1, extra_env=env)
+        assert "refused the credentials (UNAUTHENTICATED)" in res.flat and "api_key" in res.flat, res.out
+    assert not [k for k in stub.ListApiKeys(svc.ListApiKeysRequest(), metadata=admin, timeout=10).keys
+                if k.name == "team worker"]
+    assert "tf-team" not in [n.name for n in stub.ListNamespaces(svc.ListNamespacesRequest(), metadata=admin,
+                                                                  timeout=10).namespaces]
+
+    env = {"TF_VAR_admin_key": srv.admin_key}
+    tf.run("apply", "-auto-approve", extra_env=env)
+    info = stub.DescribeNamespace(svc.DescribeNamespaceRequest(name="tf-team"), metadata=admin, timeout=10)
+    assert info.namespace_info.retention_ms == 3 * MS_PER_DAY
+    keys = [k for k in stub.ListApiKeys(svc.ListApiKeysRequest(), metadata=admin, timeout=10).keys
+            if k.name == "team worker"]
+    assert len(keys) == 1 and dict(keys[0].grants) == {"tf-team": "worker"} and not keys[0].revoke_time_ms
+    assert keys[0].expire_time_ms - keys[0].create_time_ms == 30 * MS_PER_DAY
+    first_id = keys[0].id
+
+    # the secret Terraform holds is the key's: it may read and poll tf-team, not start runs, not touch others
+    secret = tf.run("output", "-raw", "worker_key", extra_env=env).out.strip()
+    assert secret.startswith(f"spk_{first_id}_")
+    worker = (("authorization", f"Bearer {secret}"),)
+    stub.DescribeNamespace(svc.DescribeNamespaceRequest(name="tf-team"), metadata=worker, timeout=10)
+    with pytest.raises(grpc.RpcError) as e:
+        stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace="tf-team", workflow_id="w", workflow_type="W", task_queue="q", request_id="r"),
+            metadata=worker, timeout=10)
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.RpcError) as e:
+        stub.DescribeNamespace(svc.DescribeNamespaceRequest(name="default"), metadata=worker, timeout=10)
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # the secret is in the state only as a sensitive value, and never in plan output
+    res = tf.run("plan", "-detailed-exitcode", expect=0, extra_env=env)
+    assert secret not in res.out
+
+    # a new role is a new key: the old one is revoked
+    tf.write(team_config(srv.address, role="writer", extra_provider="  api_key = var.admin_key\n"))
+    res = tf.run("plan", "-detailed-exitcode", expect=2, extra_env=env)
+    assert "must be replaced" in res.out and "forces replacement" in res.out
+    tf.run("apply", "-auto-approve", extra_env=env)
+    listed = {k.id: k for k in stub.ListApiKeys(svc.ListApiKeysRequest(), metadata=admin, timeout=10).keys}
+    assert listed[first_id].revoke_time_ms
+    (new,) = [k for k in listed.values() if k.name == "team worker" and not k.revoke_time_ms]
+    assert dict(new.grants) == {"tf-team": "writer"}
+    with pytest.raises(grpc.RpcError) as e:
+        stub.DescribeNamespace(svc.DescribeNamespaceRequest(name="tf-team"), metadata=worker, timeout=10)
+    assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED  # the old secret stopped working
+
+    # revoked outside Terraform: the next plan makes a new key
+    stub.RevokeApiKey(svc.RevokeApiKeyRequest(id=new.id), metadata=admin, timeout=10)
+    res = tf.run("plan", "-detailed-exitcode", expect=2, extra_env=env)
+    assert "spindle_api_key.team_worker will be created" in res.out
+
+    # bad input is refused at plan time and creates nothing
+    tf.write(team_config(srv.address, role="owner", extra_provider="  api_key = var.admin_key\n"))
+    res = tf.run("plan", expect=1, extra_env=env)
+    assert "Unknown role 'owner'" in res.flat
+
+    tf.write(team_config(srv.address, extra_provider="  api_key = var.admin_key\n"))
+    tf.run("destroy", "-auto-approve", extra_env=env)
+    assert all(k.revoke_time_ms for k in stub.ListApiKeys(svc.ListApiKeysRequest(), metadata=admin, timeout=10).keys
+               if k.name == "team worker")
+    with pytest.raises(grpc.RpcError) as e:
+        stub.DescribeNamespace(svc.DescribeNamespaceRequest(name="tf-team"), metadata=admin, timeout=10)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND

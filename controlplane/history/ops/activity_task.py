@@ -22,7 +22,7 @@ from .._mutable_state import MutableState
 from .._outstanding import ACTIVITY as OUT_ACTIVITY, activity_task_key
 from .._pending import ActivityInfo
 from .._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
-from .._tokens import ACTIVITY, TaskToken, decode_token
+from .._tokens import ACTIVITY, TaskToken
 from .._txn import Txn
 from . import workflow_task
 from ._run import add_start_timer, new_timer, run_key, schedule_workflow_task, timer_done
@@ -58,7 +58,7 @@ def start(ctx: HistoryContext, st: MutableState, info: ActivityInfo, identity: s
     ctx.outstanding.add(run_key(st), activity_task_key(info.scheduled_event_id, info.attempt), OUT_ACTIVITY)
     tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
     resp = svc.PollActivityTaskQueueResponse(
-        task_token=tok.encode(), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
+        task_token=ctx.tokens.encode(tok), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
         workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
         activity_type=info.activity_type, activity_id=info.activity_id, input=info.input,
         scheduled_time_ms=info.scheduled_time_ms, current_attempt_scheduled_time_ms=info.attempt_scheduled_time_ms,
@@ -136,7 +136,7 @@ def _after_outcome(ctx: HistoryContext, txn: Txn, sticky_queue: str) -> None:
 async def _respond(ctx: HistoryContext, task_token: bytes, identity: str, sticky_task_queue: str,
                    record: Callable[[Txn, ActivityInfo], None]) -> svc.PollWorkflowTaskQueueResponse | None:
     """An attempt's outcome: ``record`` writes its events; returns the next workflow task if handed back."""
-    tok = decode_token(task_token, ACTIVITY)
+    tok = ctx.tokens.decode(task_token, ACTIVITY)
     async with ctx.cache.locked(tok.namespace_id, tok.workflow_id):
         st = await ctx.cache.load(tok.namespace_id, tok.workflow_id, tok.run_id)
         info = _pending(ctx, st, tok)
@@ -203,7 +203,7 @@ async def respond_canceled(ctx: HistoryContext, req: svc.RespondActivityTaskCanc
 async def heartbeat(ctx: HistoryContext, req: svc.RecordActivityTaskHeartbeatRequest
                     ) -> svc.RecordActivityTaskHeartbeatResponse:
     """Record a heartbeat (and its details); tells the worker whether the workflow asked for cancellation."""
-    tok = decode_token(req.task_token, ACTIVITY)
+    tok = ctx.tokens.decode(req.task_token, ACTIVITY)
     async with ctx.cache.locked(tok.namespace_id, tok.workflow_id):
         st = await ctx.cache.load(tok.namespace_id, tok.workflow_id, tok.run_id)
         info = _pending(ctx, st, tok)

@@ -18,7 +18,7 @@ from spindle.controlplane.namespaces import Namespace
 from .._context import HistoryContext
 from .._mutable_state import MutableState
 from .._pending import PendingQuery
-from .._tokens import QUERY, TaskToken, decode_token
+from .._tokens import QUERY, TaskToken
 
 
 async def query(ctx: HistoryContext, ns: Namespace, req: svc.QueryWorkflowRequest) -> svc.QueryWorkflowResponse:
@@ -55,7 +55,7 @@ async def query(ctx: HistoryContext, ns: Namespace, req: svc.QueryWorkflowReques
     return svc.QueryWorkflowResponse(query_result=done.query_result)
 
 
-def build_query_task(st: MutableState, pq: PendingQuery) -> svc.PollWorkflowTaskQueueResponse:
+def build_query_task(ctx: HistoryContext, st: MutableState, pq: PendingQuery) -> svc.PollWorkflowTaskQueueResponse:
     """A query task: the committed history (up to the last completed task) and the query."""
     upto = st.last_completed_started_id
     events = [e for e in st.events if e.event_id <= upto] if st.running else list(st.events)
@@ -64,7 +64,7 @@ def build_query_task(st: MutableState, pq: PendingQuery) -> svc.PollWorkflowTask
         events = st.events[: upto + 1]
     tok = TaskToken(QUERY, st.namespace_id, st.workflow_id, st.run_id, 0, 0, pq.id)
     return svc.PollWorkflowTaskQueueResponse(
-        task_token=tok.encode(), workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
+        task_token=ctx.tokens.encode(tok), workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
         workflow_type=st.workflow_type, previous_started_event_id=upto, started_event_id=upto,
         history=pb.History(events=events), query=pq.query, namespace=st.namespace, task_queue=st.task_queue,
     )
@@ -79,12 +79,12 @@ async def record_started(ctx: HistoryContext, ref: TaskRef) -> svc.PollWorkflowT
         st = await ctx.cache.load(ref.namespace_id, ref.workflow_id, ref.run_id)
         if st is None:
             return None
-        return build_query_task(st, pq)
+        return build_query_task(ctx, st, pq)
 
 
 def respond(ctx: HistoryContext, req: svc.RespondQueryTaskCompletedRequest) -> None:
     """A worker's answer to a query task; NotFound if the query is over."""
-    tok = decode_token(req.task_token, QUERY)
+    tok = ctx.tokens.decode(req.task_token, QUERY)
     pq = ctx.queries.get(tok.nonce)
     if pq is None or pq.future.done():
         raise NotFound("task_token: query not found (it timed out or was already answered)")

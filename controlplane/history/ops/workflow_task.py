@@ -27,7 +27,7 @@ from .._mutable_state import MutableState
 from .._outstanding import WORKFLOW as OUT_WORKFLOW, workflow_task_key
 from .._pending import WorkflowTaskInfo
 from .._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
-from .._tokens import WORKFLOW, StartNonces, TaskToken, decode_token
+from .._tokens import WORKFLOW, StartNonces, TaskToken
 from .._txn import Txn
 from ._run import add_start_timer, flush_buffered, run_key, schedule_workflow_task, timer_done, timer_txn
 
@@ -108,7 +108,7 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce)
     ctx.outstanding.add(run_key(st), workflow_task_key(wt.nonce), OUT_WORKFLOW)
     return svc.PollWorkflowTaskQueueResponse(
-        task_token=tok.encode(),
+        task_token=ctx.tokens.encode(tok),
         workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
         workflow_type=st.workflow_type,
         previous_started_event_id=st.last_completed_started_id,
@@ -208,7 +208,7 @@ def _requeue_updates(st: MutableState, wt: WorkflowTaskInfo) -> None:
 
 async def respond_failed(ctx: HistoryContext, req: svc.RespondWorkflowTaskFailedRequest) -> None:
     """The worker failed the task: record it and schedule the next attempt."""
-    tok = decode_token(req.task_token, WORKFLOW)
+    tok = ctx.tokens.decode(req.task_token, WORKFLOW)
     async with ctx.cache.locked(tok.namespace_id, tok.workflow_id):
         st = await ctx.cache.load(tok.namespace_id, tok.workflow_id, tok.run_id)
         wt = current(ctx, st, tok)

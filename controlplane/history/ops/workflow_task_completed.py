@@ -18,7 +18,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument
 
 from .._context import HistoryContext
-from .._tokens import WORKFLOW, decode_token
+from .._tokens import WORKFLOW
 from .._txn import Txn
 from . import activity_task, commands, workflow_task
 from ._run import flush_buffered, note_history_length, schedule_workflow_task
@@ -32,7 +32,7 @@ Handed = tuple[svc.PollWorkflowTaskQueueResponse | None, list[svc.PollActivityTa
 async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequest
                   ) -> svc.RespondWorkflowTaskCompletedResponse:
     """Record a completed workflow task and its commands (see the module docstring)."""
-    tok = decode_token(req.task_token, WORKFLOW)
+    tok = ctx.tokens.decode(req.task_token, WORKFLOW)
     async with ctx.cache.locked(tok.namespace_id, tok.workflow_id):
         st = await ctx.cache.load(tok.namespace_id, tok.workflow_id, tok.run_id)
         wt = workflow_task.current(ctx, st, tok)

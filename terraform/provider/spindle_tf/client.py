@@ -173,8 +173,14 @@ class SpindleConnection:
             raise SpindleError(code, details, self.address) from None
 
     def check(self) -> Any:
-        """One cheap call (GetSystemInfo) to fail fast on an unreachable server or bad credentials."""
-        return self.call("GetSystemInfo", svc.GetSystemInfoRequest())
+        """Two cheap calls to fail fast on an unreachable server or missing or bad credentials.
+
+        GetSystemInfo answers without credentials, so a server that requires API keys is
+        asked for one namespace too (any valid key may list the namespaces it holds).
+        """
+        info = self.call("GetSystemInfo", svc.GetSystemInfoRequest())
+        self.call("ListNamespaces", svc.ListNamespacesRequest(page_size=1))
+        return info
 
     def describe_namespace(self, name: str) -> Any:
         """``NamespaceInfo`` for ``name``; raises SpindleError(NOT_FOUND) when there is none."""

@@ -58,7 +58,7 @@ def effective_config(config: Mapping[str, Any], environ: Mapping[str, str] | Non
 
 
 class SpindleProvider(Provider):
-    """Terraform provider for Spindle namespaces (``spindle_namespace`` and two data sources)."""
+    """Terraform provider for Spindle (``spindle_namespace``, ``spindle_api_key`` and two data sources)."""
 
     def __init__(self) -> None:
         self.connection: Any = None  # a SpindleConnection once configured (import deferred: it loads the stubs)
@@ -79,7 +79,7 @@ class SpindleProvider(Provider):
         S, B, N = types.String(), types.Bool(), types.Number()
         return schema.Schema(
             version=0,
-            description="Manages namespaces of a Spindle control plane over gRPC.",
+            description="Manages namespaces and API keys of a Spindle control plane over gRPC.",
             attributes=[
                 schema.Attribute("address", S, optional=True,
                                  description="Frontend address, HOST:PORT. Env: `SPINDLE_ADDRESS`. Default "
@@ -175,8 +175,9 @@ class SpindleProvider(Provider):
         return [NamespaceDataSource, NamespacesDataSource]
 
     def get_resources(self) -> list[Type[Resource]]:
-        """``spindle_namespace``."""
+        """``spindle_namespace`` and ``spindle_api_key``."""
+        from .api_keys import ApiKeyResource
         from .resources import NamespaceResource
 
-        return [NamespaceResource]
+        return [NamespaceResource, ApiKeyResource]
 

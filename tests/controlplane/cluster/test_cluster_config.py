@@ -10,17 +10,18 @@ from spindle.controlplane.cluster import ConfigError, StartupError, load_config,
 from spindle.controlplane.cli import main
 
 SPANNER = {"spanner": {"project": "p", "instance": "i", "database": "d"}}
+OPEN = {"mode": "none"}
 
 
 def test_defaults_and_durations() -> None:
     cfg = parse_config({"store": SPANNER, "lease": {"ttl": "5s", "renew_interval": "500ms"}, "num_shards": 8,
-                        "server": {"long_poll_timeout": 20}})
+                        "server": {"long_poll_timeout": 20}, "auth": OPEN})
     assert (cfg.store.kind, cfg.store.project, cfg.store.database) == ("spanner", "p", "d")
     assert cfg.lease_ttl == 5.0 and cfg.lease_renew_interval == 0.5
     sc = cfg.server_config()
     assert sc.num_shards == 8 and sc.long_poll_timeout == 20
-    assert parse_config({"store": {"sqlite": {"path": "x.db"}}}).store.path == "x.db"
-    arch = parse_config({"store": SPANNER, "archival": {"uri": "gs://b/a", "blob_store_uri": "file:///tmp/b"}})
+    assert parse_config({"store": {"sqlite": {"path": "x.db"}}, "auth": OPEN}).store.path == "x.db"
+    arch = parse_config({"store": SPANNER, "archival": {"uri": "gs://b/a", "blob_store_uri": "file:///tmp/b"}, "auth": OPEN})
     assert (arch.server_config().archive_uri, arch.server_config().blob_store_uri) == ("gs://b/a", "file:///tmp/b")
 
 
@@ -38,7 +39,7 @@ def test_defaults_and_durations() -> None:
 ])
 def test_errors_name_the_key(data: dict[str, object], needle: str) -> None:
     with pytest.raises(ConfigError) as ei:
-        parse_config(data)
+        parse_config({"auth": OPEN, **data} if "store" in data else data)
     assert needle in str(ei.value)
 
 
@@ -61,7 +62,7 @@ def test_a_member_that_cannot_start_raises_startup_error_which_the_cli_reports(
     with pytest.raises(StartupError, match="store.spanner: missing instance, database"):
         run_from_config(str(bad))
     unservable = tmp_path / "listen.yaml"
-    unservable.write_text(f"store: {{sqlite: {{path: '{tmp_path / 'c.db'}'}}}}\nlisten: nowhere\n")
+    unservable.write_text(f"store: {{sqlite: {{path: '{tmp_path / 'c.db'}'}}}}\nlisten: nowhere\nauth: {{mode: none}}\n")
     with pytest.raises(StartupError, match="'nowhere' is not HOST:PORT"):
         run_from_config(str(unservable))
     assert main(["server", "start", "--config", str(unservable)]) == 2

@@ -79,3 +79,34 @@ async def test_custom_search_attribute_indexes_are_partial_and_serve_filters(tmp
         assert any("vis_sa_CustomIntField" in str(row) for row in plan), plan
     finally:
         conn.close()
+
+
+async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path: Path) -> None:
+    """Schema 3 (issue 15): a database from before API keys opens, keeps its rows and can store keys."""
+    from spindle.controlplane.store import ApiKeyRow, NamespaceRow, ServerSecret
+
+    path = str(tmp_path / "v2.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.create_namespace(NamespaceRow("nsid", "ns", "{}"))
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP TABLE api_keys; DROP TABLE server_secrets;")
+    conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    try:
+        assert [n.name for n in await store.list_namespaces()] == ["ns"]
+        row = ApiKeyRow("k", "n", b"h", "{}", True, 1)
+        await store.create_api_key(row)
+        assert await store.get_api_key("k") == row
+        assert (await store.add_server_secret(ServerSecret("s", b"v", 1))).value == b"v"
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    assert SCHEMA_VERSION == 3
+    conn.close()

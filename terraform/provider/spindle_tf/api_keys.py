@@ -1,0 +1,210 @@
+"""The ``spindle_api_key`` resource: an API key with per-namespace roles, its secret a sensitive attribute.
+
+A key cannot be changed once made (the server stores only a hash of its secret, and
+its grants are what the secret stands for), so every setting forces a new key: the
+old one is revoked after the new one exists (``create_before_destroy`` works too).
+Destroying the resource revokes the key. A key revoked or expired outside Terraform
+reads as gone, so the next apply makes a new one. The secret is known only to the
+Terraform run that created the key; an imported key has none.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import TYPE_CHECKING, Any, Optional
+
+import grpc
+from tf import schema, types
+from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanContext, ReadContext, Resource, State,
+                      UpdateContext, UpgradeContext)
+from tf.utils import Diagnostics
+
+from .client import SpindleError, svc
+from .diagnostics import add_server_error, is_unknown, report
+from .validation import Problems
+
+if TYPE_CHECKING:
+    from .context import ProviderContext
+
+ROLES = ("reader", "worker", "writer", "admin")
+MS_PER_DAY = 86_400_000
+_KEY_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+
+
+def check_api_key_config(config: Any, unknown: Any = is_unknown) -> Problems:
+    """Problems of a ``spindle_api_key`` block as written (each names its attribute)."""
+    problems = Problems()
+    name = config.get("name")
+    if isinstance(name, str) and not unknown(name) and (not name.strip() or len(name) > 200):
+        problems.error(["name"], "Invalid API key name", "name: 1 to 200 characters, not only spaces.")
+    grants = config.get("grants")
+    if isinstance(grants, dict):
+        for ns, role in grants.items():
+            if not unknown(role) and role not in ROLES:
+                problems.error(["grants"], f"Unknown role {role!r} for namespace {ns!r}",
+                               f"grants[{ns!r}]: one of {', '.join(ROLES)}.")
+    admin = config.get("system_admin")
+    if not grants and not unknown(grants) and not admin and not unknown(admin):
+        problems.error(["grants"], "An API key needs a grant",
+                       "Give grants = { NAMESPACE = ROLE } (roles: reader, worker, writer, admin) or "
+                       "system_admin = true.")
+    days = config.get("expires_in_days")
+    if days is not None and not unknown(days) and (days <= 0 or days != int(days)):
+        problems.error(["expires_in_days"], "Invalid expiry", f"expires_in_days: a whole number of days >= 1, got {days}.")
+    return problems
+
+
+def _rfc3339(ms: int) -> Optional[str]:
+    if not ms:
+        return None
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ApiKeyResource(Resource):
+    """A Spindle API key. Import with ``terraform import spindle_api_key.NAME <key id>`` (no secret then)."""
+
+    def __init__(self, provider: ProviderContext) -> None:
+        self.provider = provider
+
+    @classmethod
+    def get_name(cls) -> str:
+        """``spindle_api_key``."""
+        return "api_key"
+
+    @classmethod
+    def get_schema(cls) -> schema.Schema:
+        """Attributes of ``spindle_api_key``."""
+        S = types.String()
+        return schema.Schema(
+            version=0,
+            description="A Spindle API key: per-namespace roles (reader, worker, writer, admin) or system_admin. "
+                        "Any change makes a new key; destroying revokes it.",
+            attributes=[
+                schema.Attribute("id", S, computed=True, description="The key id (not secret; as listed)."),
+                schema.Attribute("name", S, required=True, requires_replace=True,
+                                 description="Who or what the key is for."),
+                schema.Attribute("grants", types.Map(S), optional=True, requires_replace=True,
+                                 description="Namespace -> role: `reader`, `worker`, `writer` or `admin`."),
+                schema.Attribute("system_admin", types.Bool(), optional=True, requires_replace=True,
+                                 description="May do everything, on every namespace (creating namespaces, any key)."),
+                schema.Attribute("expires_in_days", types.Number(), optional=True, requires_replace=True,
+                                 description="The key stops working this many days after it is created. Unset: "
+                                             "never."),
+                schema.Attribute("expire_time", S, computed=True,
+                                 description="When the key stops working (RFC 3339), null if never."),
+                schema.Attribute("secret", S, computed=True, sensitive=True,
+                                 description="The key's secret (`spk_...`), known only to the run that created it "
+                                             "(kept in the state: protect the state)."),
+            ],
+        )
+
+    def validate(self, diags: Diagnostics, type_name: str, config: Config) -> None:
+        """Schema checks, then roles, a grant or system_admin, and the expiry."""
+        super().validate(diags, type_name, config)
+        if not diags.has_errors():
+            report(diags, check_api_key_config(config))
+
+    def plan(self, ctx: PlanContext, current: Optional[State], planned: State) -> Optional[State]:
+        """Every setting forces a new key (the framework plans the replacement)."""
+        return planned
+
+    def create(self, ctx: CreateContext, planned: State) -> Optional[State]:
+        """CreateApiKey; the secret goes into the (sensitive) state."""
+        conn = self.provider.require_connection(ctx.diagnostics)
+        if conn is None:
+            return None
+        days = planned.get("expires_in_days")
+        req = svc.CreateApiKeyRequest(name=planned["name"], grants=dict(planned.get("grants") or {}),
+                                      system_admin=bool(planned.get("system_admin")),
+                                      ttl_ms=int(days * MS_PER_DAY) if days else 0)
+        try:
+            resp = conn.call("CreateApiKey", req)
+        except SpindleError as e:
+            add_server_error(ctx.diagnostics, f"Cannot create API key {planned['name']!r}", e)
+            return None
+        return self._state(resp.key, planned, secret=resp.secret)
+
+    def read(self, ctx: ReadContext, current: State) -> Optional[State]:
+        """The key as listed; revoked, expired or missing reads as gone."""
+        conn = self.provider.require_connection(ctx.diagnostics)
+        if conn is None:
+            return current
+        try:
+            key = self._find(conn, current["id"])
+        except SpindleError as e:
+            add_server_error(ctx.diagnostics, f"Cannot read API key {current['id']!r}", e)
+            return current
+        if key is None or key.revoke_time_ms or (key.expire_time_ms and key.expire_time_ms <= _now_ms()):
+            return None
+        return self._state(key, current, secret=current.get("secret"))
+
+    def update(self, ctx: UpdateContext, current: State, planned: State) -> Optional[State]:
+        """Nothing can change in place (every attribute forces a new key)."""
+        return current
+
+    def delete(self, ctx: DeleteContext, current: State) -> None:
+        """RevokeApiKey (a key already gone is fine)."""
+        conn = self.provider.require_connection(ctx.diagnostics)
+        if conn is None:
+            return None
+        try:
+            conn.call("RevokeApiKey", svc.RevokeApiKeyRequest(id=current["id"]))
+        except SpindleError as e:
+            if e.code != grpc.StatusCode.NOT_FOUND:
+                add_server_error(ctx.diagnostics, f"Cannot revoke API key {current['id']!r}", e)
+        return None
+
+    def import_(self, ctx: ImportContext, id: str) -> Optional[State]:
+        """Import by key id (16 hex digits); the secret stays unknown to Terraform."""
+        if not _KEY_ID_RE.match(id):
+            ctx.diagnostics.add_error(f"Invalid import ID {id!r}",
+                                      "The import ID of spindle_api_key is the key id (16 hex digits, as "
+                                      "`spindle admin api-key list` shows it).")
+            return None
+        conn = self.provider.require_connection(ctx.diagnostics)
+        if conn is None:
+            return None
+        try:
+            key = self._find(conn, id)
+        except SpindleError as e:
+            add_server_error(ctx.diagnostics, f"Cannot import API key {id!r}", e)
+            return None
+        if key is None or key.revoke_time_ms:
+            ctx.diagnostics.add_error(f"Cannot import API key {id!r}: not found",
+                                      f"There is no active API key {id!r} on the Spindle server at {conn.address}.")
+            return None
+        return self._state(key, {"expires_in_days": None}, secret=None)
+
+    def upgrade(self, ctx: UpgradeContext, version: int, old: State) -> Optional[State]:
+        """Schema version 0 is the only one so far."""
+        return old
+
+    @staticmethod
+    def _find(conn: Any, key_id: str) -> Any:
+        for key in conn.call("ListApiKeys", svc.ListApiKeysRequest()).keys:
+            if key.id == key_id:
+                return key
+        return None
+
+    @staticmethod
+    def _state(key: Any, prior: State, *, secret: Optional[str]) -> State:
+        grants = dict(key.grants)
+        return {
+            "id": key.id,
+            "name": key.name,
+            "grants": grants if grants or prior.get("grants") is not None else None,
+            "system_admin": True if key.system_admin else (False if prior.get("system_admin") is not None else None),
+            "expires_in_days": prior.get("expires_in_days"),
+            "expire_time": _rfc3339(key.expire_time_ms),
+            "secret": secret,
+        }
+
+
+def _now_ms() -> int:
+    import time
+
+    return int(time.time() * 1000)
+
+
+__all__ = ["ApiKeyResource", "check_api_key_config"]
