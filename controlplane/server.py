@@ -64,7 +64,8 @@ class ControlPlane:
         self.store = store
         self.config = config or ServerConfig()
         self.clock = clock or Clock()
-        self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000))
+        self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000),
+                                            config=self.config)
         self.engine = HistoryEngine(store, self.config, self.clock, self.namespaces)
         self.frontend = FrontendService(store, self.config, self.namespaces, self.engine)
         self.default_namespace = default_namespace

@@ -12,6 +12,8 @@ Example::
     namespaces: [default]
     server: {long_poll_timeout: 60}  # any ServerConfig field
     archival: {uri: gs://bucket/prefix, blob_store_uri: gs://bucket/blobs}   # ServerConfig archive_uri, blob_store_uri
+    # and allowed_roots: [gs://bucket/tenants, file:///srv/archives]: where namespaces may set their own
+    # archival_uri (ServerConfig archival_allowed_roots; default: nowhere)
 
 Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m``).
 """
@@ -68,6 +70,8 @@ class ClusterConfig:
             extra["archive_uri"] = str(self.archival["uri"])
         if self.archival.get("blob_store_uri"):
             extra["blob_store_uri"] = str(self.archival["blob_store_uri"])
+        if self.archival.get("allowed_roots") is not None:
+            extra["archival_allowed_roots"] = self.archival["allowed_roots"]
         return ServerConfig.from_dict({**self.server, **extra}, where="server")
 
 
@@ -131,9 +135,13 @@ def parse_config(data: object) -> ClusterConfig:
     archival = data.get("archival") or {}
     if not isinstance(server, dict) or not isinstance(archival, dict):
         raise ConfigError("server and archival: expected mappings")
-    if set(archival) - {"uri", "blob_store_uri"}:
-        raise ConfigError(f"archival: unknown key(s) {', '.join(sorted(set(archival) - {'uri', 'blob_store_uri'}))} "
-                          "(known: uri, blob_store_uri)")
+    archival_keys = {"uri", "blob_store_uri", "allowed_roots"}
+    if set(archival) - archival_keys:
+        raise ConfigError(f"archival: unknown key(s) {', '.join(sorted(set(archival) - archival_keys))} "
+                          "(known: allowed_roots, blob_store_uri, uri)")
+    roots = archival.get("allowed_roots")
+    if roots is not None and (not isinstance(roots, list) or not all(isinstance(r, str) for r in roots)):
+        raise ConfigError("archival.allowed_roots: expected a list of file:///dir or gs://bucket[/prefix] URIs")
     for key in ("uri", "blob_store_uri"):
         value = archival.get(key)
         if value and not str(value).startswith(("file:///", "gs://")):

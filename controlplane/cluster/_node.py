@@ -72,7 +72,8 @@ class ClusterNode:
         self.store = store or make_store(config.store)
         self.clock = clock or Clock()
         self.namespaces = NamespaceRegistry(self.store,
-                                            default_retention_ms=int(self.server_config.default_retention_days * 86400_000))
+                                            default_retention_ms=int(self.server_config.default_retention_days * 86400_000),
+                                            config=self.server_config)
         self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
         self.inner = FrontendService(self.store, self.server_config, self.namespaces, self.engine)
         self.peers = Peers()

@@ -6,6 +6,8 @@ service checks the attributes of commands with the same rules).
 
 from __future__ import annotations
 
+import math
+
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 
@@ -40,3 +42,17 @@ def check_payloads(config: ServerConfig, field: str, *messages: object) -> None:
 def check_enum(value: int, enum: object, field: str) -> None:
     if value not in enum.values():  # type: ignore[attr-defined]
         raise InvalidArgument(f"{field}: unknown value {value}")
+
+
+def check_task_rate(value: float, config: ServerConfig, field: str = "max_tasks_per_second") -> None:
+    """A poll's task-queue dispatch rate: 0 (asks for none) or within the server's floor and ceiling.
+
+    The floor keeps one poller from freezing a queue for every worker (a rate of 1e-9 would
+    hand out one task every 30 years); the ceiling keeps the value meaningful.
+    """
+    if value == 0:
+        return
+    lo, hi = config.task_queue_min_rate, config.task_queue_max_rate
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise InvalidArgument(f"{field}: must be 0 (no limit) or between {lo:g} and {hi:g} tasks per second on this "
+                              f"server (task_queue_min_rate, task_queue_max_rate), got {value:g}")
