@@ -84,8 +84,9 @@ class ServerConfig:
     #: ``rps_limit`` 0 (unlimited) is refused too.
     namespace_rps_limit_max: float = 0.0
     #: Floor and ceiling of a task queue's dispatch rate (a poll's ``max_tasks_per_second``,
-    #: tasks per second); a poll asking for a rate outside them is refused with
-    #: INVALID_ARGUMENT. The rate a poll sets lapses when no poll has asked for it for
+    #: tasks per second): a rate asked for outside them is clamped to them, so one poll
+    #: cannot freeze a queue for every worker (a negative or non-finite rate is refused with
+    #: INVALID_ARGUMENT). The rate a poll sets lapses when no poll has asked for it for
     #: ``max(60, 2 x long_poll_timeout)`` seconds.
     task_queue_min_rate: float = 0.1
     task_queue_max_rate: float = 100_000.0

@@ -25,7 +25,7 @@ from typing import Any
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
-from spindle.controlplane.frontend._validate import check_task_rate, require_id
+from spindle.controlplane.frontend._validate import require_id, task_rate
 from spindle.controlplane.history._tokens import BadTokenError, TaskToken
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 
@@ -123,8 +123,8 @@ class ClusterFrontend:
 
     async def PollActivityTaskQueue(self, req: svc.PollActivityTaskQueueRequest, deadline: float | None
                                     ) -> svc.PollActivityTaskQueueResponse:
-        check_task_rate(req.max_tasks_per_second, self.inner.config)
-        resp = await self._poll(req, deadline, KIND_ACTIVITY, sticky=False, rate=req.max_tasks_per_second)
+        rate = task_rate(req.max_tasks_per_second, self.inner.config)  # clamped to the server's floor and ceiling
+        resp = await self._poll(req, deadline, KIND_ACTIVITY, sticky=False, rate=rate)
         return resp if resp is not None else svc.PollActivityTaskQueueResponse()
 
     async def _poll(self, req: Any, deadline: float | None, kind: int, *, sticky: bool, rate: float) -> Any:

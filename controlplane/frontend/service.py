@@ -25,7 +25,7 @@ from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
 from ._rate_limit import NamespaceRateLimiter
-from ._validate import check_enum, check_payloads, check_task_rate, check_timeout, require_id
+from ._validate import check_enum, check_payloads, check_timeout, require_id, task_rate
 
 VERSION = "0.1.0"
 
@@ -308,7 +308,7 @@ class FrontendService:
                                     ) -> svc.PollActivityTaskQueueResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.task_queue, "task_queue", self.config)
-        check_task_rate(req.max_tasks_per_second, self.config)
+        rate = task_rate(req.max_tasks_per_second, self.config)  # clamped to the server's floor and ceiling
         loop = asyncio.get_running_loop()
         end = loop.time() + self._poll_timeout(deadline)
         while True:
@@ -316,7 +316,7 @@ class FrontendService:
             if remaining <= 0:
                 return svc.PollActivityTaskQueueResponse()
             ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_ACTIVITY, remaining,
-                                                  rate=req.max_tasks_per_second)
+                                                  rate=rate)
             if ref is None:
                 return svc.PollActivityTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_ACTIVITY, req.identity)

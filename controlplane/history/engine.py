@@ -63,7 +63,8 @@ class HistoryEngine:
         self.cache = ExecutionCache(store, namespaces, config.execution_cache_size)
         self._shards = ShardController(store, config.num_shards, self._open_shard)
         backlog = Backlog(store, self._shards)
-        self.matching = Matching(persist=backlog.persist, rate_ttl=max(60.0, 2 * config.long_poll_timeout))
+        self.matching = Matching(persist=backlog.persist, rate_ttl=max(60.0, 2 * config.long_poll_timeout),
+                                 min_rate=config.task_queue_min_rate, max_rate=config.task_queue_max_rate)
         #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
         self.outstanding = OutstandingTasks(self._outstanding_changed)
         committer = Committer(store, self._shards, self.cache, background)

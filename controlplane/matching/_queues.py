@@ -12,8 +12,8 @@ Dispatch rate (activity queues): a poll may ask for a queue-wide rate
 (``max_tasks_per_second``, Temporal's ``max_task_queue_activities_per_second``); as in
 Temporal, the latest rate asked for applies to every poller of the queue, and a poll that
 asks for none leaves it as it is. Three rules keep one poller's setting from stalling the
-others: the frontend accepts only rates within the server's floor and ceiling
-(``task_queue_min_rate``/``task_queue_max_rate``); the rate lapses (the queue is unlimited
+others: a rate is clamped to the server's floor and ceiling (``task_queue_min_rate``/
+``task_queue_max_rate``; the frontend refuses negative and non-finite ones); the rate lapses (the queue is unlimited
 again) when no poll has asked for it for ``rate_ttl`` seconds; and a poller waits for its
 turn at most as long as its poll lasts (it then returns empty, like any long poll), with a
 token it took given back when no task came, so an idle wait does not use up the rate.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -73,6 +74,8 @@ class TaskQueue:
     def set_rate(self, rate: float, ttl: float) -> None:
         """A poll asked for ``rate`` (> 0): it applies to every poller for ``ttl`` seconds after the last ask."""
         if rate != self._rate:
+            if self.rate <= 0:  # a queue newly under a rate may hand out one task at once
+                self._tokens = 1.0
             self._refill(time.monotonic())
             self._rate = rate
             self._tokens = min(self._tokens, max(rate, 1.0))
@@ -127,6 +130,8 @@ class TaskQueue:
                 self.push(fut.result(), front=True)  # the poller went away: give the task to the next one
             else:
                 fut.cancel()
+            if token:
+                self._give_back_token()
             raise
 
     def _refill(self, now: float) -> None:
@@ -165,10 +170,13 @@ class Matching:
     """All task queues of this process."""
 
     def __init__(self, persist: Callable[[TaskRef, TaskQueue], Awaitable[None]] | None = None, *,
-                 rate_ttl: float = 120.0) -> None:
+                 rate_ttl: float = 120.0, min_rate: float = 0.0, max_rate: float = math.inf) -> None:
         self._queues: dict[tuple[str, str, int], TaskQueue] = {}
         #: Seconds a dispatch rate asked for by a poll stays in force after the last poll that asked for it.
         self.rate_ttl = rate_ttl
+        #: Floor and ceiling of a dispatch rate (``ServerConfig.task_queue_min_rate``/``task_queue_max_rate``).
+        self.min_rate = min_rate
+        self.max_rate = max_rate
         self._persist = persist
         self._background: set[asyncio.Task[None]] = set()
         #: Called whenever a task is offered or taken (the time-skipping clock watches it).
@@ -197,10 +205,11 @@ class Matching:
     async def poll(self, namespace_id: str, queue_name: str, kind: int, timeout: float, *, sticky: bool = False,
                    rate: float = 0.0) -> TaskRef | None:
         """The next task of the queue within ``timeout`` seconds, or None. ``rate`` > 0 sets the queue's dispatch
-        rate (the frontend checked it against the server's floor and ceiling)."""
+        rate, clamped to ``min_rate``..``max_rate`` (whoever forwarded the poll: the frontend refused
+        negative and non-finite rates; anything else that is not a positive number asks for none)."""
         q = self.queue(namespace_id, queue_name, kind, sticky=sticky)
-        if rate > 0:
-            q.set_rate(rate, self.rate_ttl)
+        if rate > 0 and math.isfinite(rate):
+            q.set_rate(min(max(rate, self.min_rate), self.max_rate), self.rate_ttl)
         return await q.take(timeout)
 
     def remove(self, ref: TaskRef, queue_name: str, kind: int) -> bool:
