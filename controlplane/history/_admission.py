@@ -148,7 +148,9 @@ class StartAdmission:
 
     # ------------------------------------------------------------------ workflow-task bookkeeping
     def workflow_task_scheduled(self, key: WorkflowTaskKey) -> None:
-        self._get(key[0]).pending_wt[key] = asyncio.get_running_loop().time()
+        pending = self._get(key[0]).pending_wt
+        pending.pop(key, None)  # (re)inserted last: the dict stays in the order of scheduling times
+        pending[key] = asyncio.get_running_loop().time()
 
     def workflow_task_done(self, key: WorkflowTaskKey) -> None:
         n = self._ns.get(key[0])
@@ -159,8 +161,14 @@ class StartAdmission:
         # A task lost without a trace (it will time out) must not block starts for long.
         if not n.pending_wt:
             return
+        # The oldest come first (see workflow_task_scheduled): stop at the first one still young, so that
+        # a namespace with thousands of pending tasks does not pay for a full scan on every release.
         old = asyncio.get_running_loop().time() - self._config.start_admission_wait * 10
-        stale = [k for k, t in n.pending_wt.items() if t < old]
+        stale = []
+        for k, t in n.pending_wt.items():
+            if t >= old:
+                break
+            stale.append(k)
         for k in stale:
             del n.pending_wt[k]
 

@@ -410,3 +410,29 @@ async def test_archival_uri_only_under_the_allowed_roots(server: DevServer, admi
         assert created not in {x.name for x in await admin.list_namespaces()}
     for uri in (f"file://{roots / 'allowed'}", "gs://iso-bucket/tenants/team-b"):
         assert (await admin.update_namespace(n, archival_uri=uri)).archival_uri == uri
+
+
+async def test_admission_keeps_each_namespace_s_budget_and_queue() -> None:
+    from spindle.controlplane.config import ServerConfig
+    from spindle.controlplane.history._admission import StartAdmission
+
+    adm = StartAdmission(ServerConfig(start_admission_wait=60, start_admission_max_pending=2))
+    for i in range(2):
+        adm.workflow_task_scheduled(("A", f"w{i}", "r", 2))
+
+    async def start(ns: str) -> str:
+        async with adm.admit(ns):
+            return ns
+
+    held = asyncio.ensure_future(start("A"))
+    await asyncio.sleep(0.05)
+    assert not held.done() and adm.waiting("A") == 1 and adm.pending("A") == 2
+    assert await asyncio.wait_for(start("B"), 5) == "B"  # B's budget is its own, and its queue is empty
+    assert not held.done()
+    adm.workflow_task_done(("B", "w0", "r", 2))  # B's work does not admit A's starts
+    await asyncio.sleep(0.05)
+    assert not held.done()
+    adm.workflow_task_done(("A", "w0", "r", 2))  # A's does
+    assert await asyncio.wait_for(held, 5) == "A"
+    adm.workflow_task_done(("A", "w1", "r", 2))
+    assert list(adm.namespaces()) == [], "state of namespaces with nothing pending is dropped"
