@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spindle.controlplane._uri_roots import archival_root_problem
 from spindle.controlplane.config import ServerConfig
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -142,6 +143,10 @@ def parse_config(data: object) -> ClusterConfig:
     roots = archival.get("allowed_roots")
     if roots is not None and (not isinstance(roots, list) or not all(isinstance(r, str) for r in roots)):
         raise ConfigError("archival.allowed_roots: expected a list of file:///dir or gs://bucket[/prefix] URIs")
+    for root in roots or ():
+        problem = archival_root_problem(root)
+        if problem:
+            raise ConfigError(f"archival.allowed_roots: {problem}")
     for key in ("uri", "blob_store_uri"):
         value = archival.get(key)
         if value and not str(value).startswith(("file:///", "gs://")):

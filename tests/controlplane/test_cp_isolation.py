@@ -436,3 +436,21 @@ async def test_admission_keeps_each_namespace_s_budget_and_queue() -> None:
     assert await asyncio.wait_for(held, 5) == "A"
     adm.workflow_task_done(("A", "w1", "r", 2))
     assert list(adm.namespaces()) == [], "state of namespaces with nothing pending is dropped"
+
+
+@pytest.mark.parametrize("settings, needle", [
+    ({"task_queue_min_rate": 0}, "task_queue_min_rate (0) must be positive"),
+    ({"task_queue_min_rate": 10, "task_queue_max_rate": 5}, "at most task_queue_max_rate"),
+    ({"task_queue_max_rate": math.inf}, "task_queue_max_rate must be a finite number"),
+    ({"namespace_rps_limit": -1}, "namespace_rps_limit must not be negative"),
+    ({"namespace_rps_limit": math.nan}, "namespace_rps_limit must not be negative"),
+    ({"namespace_rps_limit": 0, "namespace_rps_limit_max": 100}, "must be positive and at most namespace_rps_limit_max"),
+    ({"archival_allowed_roots": "file:///x"}, "archival_allowed_roots must be a list"),
+    ({"archival_allowed_roots": ["s3://b"]}, "archival_allowed_roots: 's3://b': unsupported URI"),
+])
+def test_isolation_settings_are_checked(settings: dict[str, object], needle: str) -> None:
+    from spindle.controlplane.config import ServerConfig
+
+    with pytest.raises(ValueError) as ei:
+        ServerConfig(**settings)  # type: ignore[arg-type]
+    assert needle in str(ei.value)
