@@ -32,7 +32,8 @@ def _add_server(sub: Any) -> None:
         description="One control-plane process on a SQLite file. The namespace 'default' is created with the "
                     "search attributes Temporal's dev server registers: CustomKeywordField, CustomStringField, "
                     "CustomTextField, CustomIntField, CustomDoubleField, CustomBoolField, CustomDatetimeField, "
-                    "CustomKeywordListField.")
+                    "CustomKeywordListField. Namespaces may set an archival_uri under the database's folder (the "
+                    "archival_allowed_roots setting of --config replaces that).")
     dev.add_argument("--db", default="spindle.db", help="SQLite file (created if missing; default ./spindle.db)")
     dev.add_argument("--port", type=int, default=7233, help="gRPC port (default 7233; 0 picks a free one)")
     dev.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -81,6 +82,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
     settings.setdefault("num_shards", args.shards)
     settings.setdefault("archive_uri", args.archive_uri)
     settings.setdefault("blob_store_uri", "file://" + os.path.abspath(blob_dir) if blob_dir else "")
+    # namespaces of a dev server may archive under the database's folder (a server config chooses its own)
+    settings.setdefault("archival_allowed_roots", ["file://" + os.path.dirname(db)])
     try:
         cfg = ServerConfig.from_dict(settings, where=args.config or "config")
     except (TypeError, ValueError) as e:

@@ -7,7 +7,10 @@ seconds (floats) unless the name says otherwise.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
+
+from spindle.controlplane._uri_roots import archival_root_problem
 
 
 @dataclass
@@ -59,14 +62,39 @@ class ServerConfig:
     query_timeout: float = 10.0
     #: Default time an update call waits for its outcome.
     update_timeout: float = 60.0
-    #: Back-pressure on new starts, so that the work of running executions goes first: a
-    #: start waits while timers are due but not yet written, or while more workflow tasks
-    #: are unfinished than ``max(start_admission_max_pending, start_admission_per_worker x
-    #: workers polling in the last 2 minutes)``. A start never waits longer than
-    #: ``start_admission_wait`` seconds.
+    #: Back-pressure on new starts, per namespace, so that the work of a namespace's running
+    #: executions goes before its new starts: a start waits while timers of its namespace
+    #: are due but not yet written, or while more of its namespace's workflow tasks are
+    #: unfinished than ``max(start_admission_max_pending, start_admission_per_worker x
+    #: workers polling that namespace in the last 2 minutes)``. Each namespace has its own
+    #: budget and its own first-come-first-served queue, so starts waiting in one never
+    #: delay another's. A start never waits longer than ``start_admission_wait`` seconds.
     start_admission_wait: float = 5.0
     start_admission_max_pending: int = 8
     start_admission_per_worker: int = 8
+    #: Requests per second a namespace may make (``rps_limit``) when it is created without
+    #: one, and for namespaces stored before the setting existed (0 = unlimited). Counted
+    #: per frontend process, over the calls a client makes about workflows (start, signal,
+    #: query, update, cancel, terminate, describe, history, list, count); worker polls and
+    #: task responses are not counted (worker slots and task-queue dispatch rates bound
+    #: them), nor namespace administration. A call over the limit gets RESOURCE_EXHAUSTED
+    #: with the delay after which it would pass (``google.rpc.RetryInfo``).
+    namespace_rps_limit: float = 2400.0
+    #: The largest ``rps_limit`` a namespace may be given (0 = no cap). With a cap,
+    #: ``rps_limit`` 0 (unlimited) is refused too.
+    namespace_rps_limit_max: float = 0.0
+    #: Floor and ceiling of a task queue's dispatch rate (a poll's ``max_tasks_per_second``,
+    #: tasks per second): a rate asked for outside them is clamped to them, so one poll
+    #: cannot freeze a queue for every worker (a negative or non-finite rate is refused with
+    #: INVALID_ARGUMENT). The rate a poll sets lapses when no poll has asked for it for
+    #: ``max(60, 2 x long_poll_timeout)`` seconds.
+    task_queue_min_rate: float = 0.1
+    task_queue_max_rate: float = 100_000.0
+    #: Where namespaces may archive (a namespace's ``archival_uri`` must be one of these or
+    #: under one): ``file:///abs/dir`` roots and ``gs://bucket`` or ``gs://bucket/prefix``.
+    #: Empty: namespaces cannot set an archival URI (the server-wide ``archive_uri`` still
+    #: applies). ``spindle server start-dev`` allows the database's folder by default.
+    archival_allowed_roots: tuple[str, ...] = ()
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).
@@ -81,8 +109,25 @@ class ServerConfig:
             raise ValueError(f"num_shards must be between 1 and 65536, got {self.num_shards}")
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not v >= 0:
                 raise ValueError(f"{f.name} must not be negative, got {v}")
+        for name in ("namespace_rps_limit", "namespace_rps_limit_max", "task_queue_min_rate", "task_queue_max_rate"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)}")
+        if not 0 < self.task_queue_min_rate <= self.task_queue_max_rate:
+            raise ValueError(f"task_queue_min_rate ({self.task_queue_min_rate}) must be positive and at most "
+                             f"task_queue_max_rate ({self.task_queue_max_rate})")
+        if self.namespace_rps_limit_max and not 0 < self.namespace_rps_limit <= self.namespace_rps_limit_max:
+            raise ValueError(f"namespace_rps_limit ({self.namespace_rps_limit}) must be positive and at most "
+                             f"namespace_rps_limit_max ({self.namespace_rps_limit_max})")
+        if isinstance(self.archival_allowed_roots, str) or not all(
+                isinstance(r, str) for r in self.archival_allowed_roots):
+            raise ValueError(f"archival_allowed_roots must be a list of URIs, got {self.archival_allowed_roots!r}")
+        self.archival_allowed_roots = tuple(self.archival_allowed_roots)
+        for root in self.archival_allowed_roots:
+            problem = archival_root_problem(root)
+            if problem:
+                raise ValueError(f"archival_allowed_roots: {problem}")
 
     @classmethod
     def from_dict(cls, data: dict[str, object], *, where: str = "config") -> "ServerConfig":

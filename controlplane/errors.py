@@ -6,8 +6,11 @@ writes, and a failed write is never half-applied).
 
 from __future__ import annotations
 
+import math
+
 import grpc
 
+from spindle.controlplane.api import RETRY_AFTER_KEY
 from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY as ALREADY_STARTED_KEY
 
 
@@ -85,7 +88,47 @@ class FailedPrecondition(ServiceError):
 
 
 class ResourceExhausted(ServiceError):
+    """RESOURCE_EXHAUSTED. With ``retry_after`` (seconds: the call would pass after that long) the
+    status carries the delay twice: as a ``google.rpc.RetryInfo`` in the standard rich status
+    details (``grpc-status-details-bin``, read with ``grpc_status.rpc_status``) and in plain
+    trailing metadata (``RETRY_AFTER_KEY``, milliseconds). Without it, retrying will not help."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
+        if self.retry_after is None:
+            return ()
+        return retry_after_metadata(self.code, self.message, self.retry_after)
+
+
+def retry_after_metadata(code: grpc.StatusCode, message: str, seconds: float) -> tuple[tuple[str, str | bytes], ...]:
+    """Trailing metadata saying "retry after ``seconds``" for a status ``code`` with ``message``."""
+    from google.protobuf import any_pb2, duration_pb2
+    from google.rpc import error_details_pb2, status_pb2
+    from grpc_status import rpc_status
+
+    ms = max(1, math.ceil(seconds * 1000))
+    info = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=ms // 1000, nanos=ms % 1000 * 1_000_000))
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    rich = tuple(rpc_status.to_status(status).trailing_metadata)
+    return (*rich, (RETRY_AFTER_KEY, str(ms)))
+
+
+def retry_after_details(trailing: object) -> float | None:
+    """The retry delay (seconds) a status's trailing metadata carries, or None when it has none."""
+    for key, value in trailing or ():  # type: ignore[attr-defined]
+        if key == RETRY_AFTER_KEY:
+            try:
+                return int(value) / 1000.0
+            except (TypeError, ValueError):
+                return None
+    return None
 
 
 class DeadlineExceeded(ServiceError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 import uuid
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 
 from spindle.controlplane.api import service_pb2 as svc
 
+from ._uri_roots import archival_uri_problem
+from .config import ServerConfig
 from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from .store import ConditionFailedError, NamespaceRow, Store
 
@@ -56,6 +59,8 @@ class Namespace:
     retention_ms: int = 0
     search_attributes: dict[str, int] = field(default_factory=dict)
     archival_uri: str = ""
+    #: Requests per second the namespace may make (0 = unlimited); see ``ServerConfig.namespace_rps_limit``.
+    rps_limit: float = 0.0
     create_time_ms: int = 0
     update_time_ms: int = 0
     version: int = 0
@@ -68,18 +73,20 @@ class Namespace:
         data = {
             "description": self.description, "owner_email": self.owner_email, "retention_ms": self.retention_ms,
             "search_attributes": self.search_attributes, "archival_uri": self.archival_uri,
-            "create_time_ms": self.create_time_ms, "update_time_ms": self.update_time_ms,
+            "rps_limit": self.rps_limit, "create_time_ms": self.create_time_ms, "update_time_ms": self.update_time_ms,
         }
         return NamespaceRow(self.id, self.name, json.dumps(data, sort_keys=True), "REGISTERED", self.version)
 
     @classmethod
-    def from_row(cls, row: NamespaceRow) -> "Namespace":
+    def from_row(cls, row: NamespaceRow, *, default_rps_limit: float = 0.0) -> "Namespace":
+        """The namespace a store row holds; one stored without ``rps_limit`` gets ``default_rps_limit``."""
         d = json.loads(row.data)
         return cls(
             id=row.id, name=row.name, description=d.get("description", ""), owner_email=d.get("owner_email", ""),
             retention_ms=int(d.get("retention_ms", 0)),
             search_attributes={k: int(v) for k, v in d.get("search_attributes", {}).items()},
-            archival_uri=d.get("archival_uri", ""), create_time_ms=int(d.get("create_time_ms", 0)),
+            archival_uri=d.get("archival_uri", ""), rps_limit=float(d.get("rps_limit", default_rps_limit)),
+            create_time_ms=int(d.get("create_time_ms", 0)),
             update_time_ms=int(d.get("update_time_ms", 0)), version=row.version,
         )
 
@@ -87,7 +94,7 @@ class Namespace:
         return svc.NamespaceInfo(
             name=self.name, id=self.id, description=self.description, owner_email=self.owner_email,
             retention_ms=self.retention_ms, search_attributes=self.search_attributes, archival_uri=self.archival_uri,
-            state="REGISTERED", create_time_ms=self.create_time_ms, update_time_ms=self.update_time_ms,
+            rps_limit=self.rps_limit, state="REGISTERED", create_time_ms=self.create_time_ms, update_time_ms=self.update_time_ms,
         )
 
 
@@ -123,18 +130,35 @@ def _validate_common(retention_ms: int, owner_email: str, archival_uri: str) -> 
         raise InvalidArgument(f"archival_uri: {archival_uri!r} must start with gs:// or file://")
 
 
-class NamespaceRegistry:
-    """Namespaces, cached in memory by name and id; the store is the source of truth."""
+def check_rps_limit(value: float, config: ServerConfig, field_name: str = "rps_limit") -> None:
+    """``value`` is a finite number, 0 (unlimited) or positive, within ``config.namespace_rps_limit_max`` if set."""
+    if not math.isfinite(value) or value < 0:
+        raise InvalidArgument(f"{field_name}: must be a finite number of requests per second, 0 (unlimited) or more, "
+                              f"got {value}")
+    cap = config.namespace_rps_limit_max
+    if cap and not 0 < value <= cap:
+        raise InvalidArgument(f"{field_name}: must be more than 0 and at most {cap:g} requests per second on this "
+                              f"server (namespace_rps_limit_max), got {value:g}")
 
-    def __init__(self, store: Store, *, default_retention_ms: int) -> None:
+
+class NamespaceRegistry:
+    """Namespaces, cached in memory by name and id; the store is the source of truth.
+
+    ``config`` supplies the tenant limits a namespace is checked against: the default and the
+    cap of ``rps_limit`` and the roots archival URIs must be under (``ServerConfig()``'s when
+    not given: no namespace archival URIs).
+    """
+
+    def __init__(self, store: Store, *, default_retention_ms: int, config: ServerConfig | None = None) -> None:
         self.store = store
         self.default_retention_ms = default_retention_ms
+        self.config = config or ServerConfig()
         self._by_name: dict[str, Namespace] = {}
         self._by_id: dict[str, Namespace] = {}
 
     async def load(self) -> None:
         for row in await self.store.list_namespaces():
-            self._cache(Namespace.from_row(row))
+            self._cache(Namespace.from_row(row, default_rps_limit=self.config.namespace_rps_limit))
 
     def _cache(self, ns: Namespace) -> None:
         self._by_name[ns.name] = ns
@@ -159,13 +183,18 @@ class NamespaceRegistry:
         validate_name(req.name)
         validate_search_attributes(dict(req.search_attributes))
         _validate_common(req.retention_ms, req.owner_email, req.archival_uri)
+        self._check_archival_root(req.archival_uri)
+        rps_limit = self.config.namespace_rps_limit
+        if req.HasField("rps_limit"):
+            check_rps_limit(req.rps_limit, self.config)
+            rps_limit = req.rps_limit
         if req.name in self._by_name:
             raise AlreadyExists(f"name: namespace {req.name!r} already exists")
         now = int(time.time() * 1000)
         ns = Namespace(
             id=uuid.uuid4().hex, name=req.name, description=req.description, owner_email=req.owner_email,
             retention_ms=req.retention_ms or self.default_retention_ms,
-            search_attributes=dict(req.search_attributes), archival_uri=req.archival_uri,
+            search_attributes=dict(req.search_attributes), archival_uri=req.archival_uri, rps_limit=rps_limit,
             create_time_ms=now, update_time_ms=now,
         )
         try:
@@ -189,8 +218,9 @@ class NamespaceRegistry:
 
     async def update(self, req: svc.UpdateNamespaceRequest) -> Namespace:
         ns = self.get(req.name, "name")
-        mask = set(req.update_mask) or {"description", "owner_email", "retention", "search_attributes", "archival_uri"}
-        unknown = mask - {"description", "owner_email", "retention", "search_attributes", "archival_uri"}
+        fields = {"description", "owner_email", "retention", "search_attributes", "archival_uri", "rps_limit"}
+        mask = set(req.update_mask) or fields
+        unknown = mask - fields
         if unknown:
             raise InvalidArgument(f"update_mask: unknown field(s) {', '.join(sorted(unknown))}")
         new = Namespace(**{**ns.__dict__})
@@ -203,6 +233,9 @@ class NamespaceRegistry:
             new.retention_ms = req.retention_ms or self.default_retention_ms
         if "archival_uri" in mask:
             new.archival_uri = req.archival_uri
+        if "rps_limit" in mask and (req.update_mask or req.HasField("rps_limit")):
+            check_rps_limit(req.rps_limit, self.config)
+            new.rps_limit = req.rps_limit
         if "search_attributes" in mask:
             validate_search_attributes(dict(req.search_attributes))
             for k, v in ns.search_attributes.items():
@@ -212,7 +245,15 @@ class NamespaceRegistry:
                     )
             new.search_attributes = dict(req.search_attributes)
         _validate_common(req.retention_ms if "retention" in mask else 0, new.owner_email, new.archival_uri)
+        if new.archival_uri != ns.archival_uri:  # a URI set earlier (under other roots) may stay
+            self._check_archival_root(new.archival_uri)
         return await self._replace(ns, new)
+
+    def _check_archival_root(self, uri: str) -> None:
+        if uri:
+            problem = archival_uri_problem(uri, self.config.archival_allowed_roots)
+            if problem:
+                raise InvalidArgument(problem)
 
     async def add_search_attributes(self, name: str, attrs: dict[str, int]) -> Namespace:
         ns = self.get(name)

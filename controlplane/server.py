@@ -70,7 +70,8 @@ class ControlPlane:
         self.config = config or ServerConfig()
         self.clock = clock or Clock()
         self.auth = auth or AuthSettings()
-        self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000))
+        self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000),
+                                            config=self.config)
         self.engine = HistoryEngine(store, self.config, self.clock, self.namespaces)
         self.engine.tokens.configure(self.auth.task_token_keys, use_store_key=self.auth.use_store_task_token_key)
         self.api_keys = ApiKeys(store, cache_ttl=self.auth.key_cache_ttl)

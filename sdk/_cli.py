@@ -13,6 +13,7 @@ import asyncio
 import datetime
 import json
 import os
+import math
 import sys
 from typing import Any, Awaitable, Callable
 
@@ -238,7 +239,17 @@ def register_workflow(sub: Any) -> None:
 def _ns_dict(n: Any) -> dict[str, Any]:
     return {"name": n.name, "id": n.id, "description": n.description, "owner_email": n.owner_email,
             "retention_days": n.retention.total_seconds() / 86400 if n.retention else None,
-            "search_attributes": dict(n.search_attributes), "archival_uri": n.archival_uri}
+            "search_attributes": dict(n.search_attributes), "archival_uri": n.archival_uri, "rps_limit": n.rps_limit}
+
+
+def _rps_limit(value: str) -> float:
+    try:
+        rps = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of requests per second") from None
+    if not math.isfinite(rps) or rps < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: must be a finite number, 0 (unlimited) or more")
+    return rps
 
 
 def _sa_arg(values: list[str]) -> dict[str, str]:
@@ -254,7 +265,8 @@ def _sa_arg(values: list[str]) -> dict[str, str]:
 async def _ns_create(args: argparse.Namespace, client: Client) -> int:
     n = await client.create_namespace(args.name, retention=_duration(args.retention, "--retention"),
                                       description=args.description, owner_email=args.owner_email,
-                                      search_attributes=_sa_arg(args.search_attribute), archival_uri=args.archival_uri)
+                                      search_attributes=_sa_arg(args.search_attribute), archival_uri=args.archival_uri,
+                                      rps_limit=args.rps_limit)
     print(json.dumps(_ns_dict(n), indent=2))
     return 0
 
@@ -273,7 +285,7 @@ async def _ns_update(args: argparse.Namespace, client: Client) -> int:
     n = await client.update_namespace(args.name, description=args.description, owner_email=args.owner_email,
                                       retention=_duration(args.retention, "--retention"),
                                       search_attributes=_sa_arg(args.search_attribute) if args.search_attribute else None,
-                                      archival_uri=args.archival_uri)
+                                      archival_uri=args.archival_uri, rps_limit=args.rps_limit)
     print(json.dumps(_ns_dict(n), indent=2))
     return 0
 
@@ -297,6 +309,9 @@ def register_namespace(sub: Any) -> None:
         c.add_argument("--owner-email", default=None if verb == "update" else "")
         c.add_argument("--archival-uri", default=None if verb == "update" else "")
         c.add_argument("--search-attribute", action="append", default=[], help="NAME=TYPE (Keyword, Text, Int, ...)")
+        c.add_argument("--rps-limit", type=_rps_limit, default=None, metavar="RPS",
+                       help="requests per second the namespace's clients may make, per server process (0 = unlimited; "
+                            "default: the server's)")
         c.set_defaults(func=_run(fn))
     d = ns.add_parser("describe", help="describe a namespace")
     _common(d)

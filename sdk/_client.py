@@ -35,6 +35,7 @@ from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, Wo
 from spindle._history import History, HistoryEvent
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
+from spindle._retry_delay import call_with_retries, retry_delay, throttled_wait
 from spindle._search_attributes import TypedSearchAttributes, search_attributes_to_payloads, typed_from_payloads
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage, send_update
 
@@ -292,7 +293,8 @@ class NamespaceDescription:
     """A namespace as ``describe_namespace``/``list_namespaces`` report it.
 
     ``search_attributes`` maps custom attribute names to type names such as
-    ``"Keyword"``.
+    ``"Keyword"``. ``rps_limit`` is the namespace's request rate limit (requests per
+    second per server process; 0 = unlimited).
     """
 
     name: str
@@ -305,6 +307,7 @@ class NamespaceDescription:
     state: str
     create_time: datetime.datetime | None
     update_time: datetime.datetime | None
+    rps_limit: float = 0.0
 
     @classmethod
     def from_proto(cls, info: svc.NamespaceInfo) -> NamespaceDescription:
@@ -320,6 +323,7 @@ class NamespaceDescription:
             state=info.state,
             create_time=_time(info.create_time_ms),
             update_time=_time(info.update_time_ms),
+            rps_limit=info.rps_limit,
         )
 
 
@@ -460,26 +464,33 @@ class Client:
 
     async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
                    not_found: str = "workflow") -> Any:
-        """Call ``method``; calls that are safe to repeat are retried while the server is unavailable.
+        """Call ``method``; calls that are safe to repeat are retried while the server is unavailable or throttles them.
 
         Starts and signals carry a request id set once per user call, so a retry after a
-        reply lost in a crash is recorded once; reads are naturally repeatable. Retries
-        stop after ``_RETRY_BUDGET`` seconds and the last error is raised.
+        reply lost in a crash is recorded once; reads are naturally repeatable. A throttled
+        call (RESOURCE_EXHAUSTED with a retry delay: the namespace is over its request rate
+        limit) is retried after the server's delay plus a jittered backoff. Retries stop
+        after ``_RETRY_BUDGET`` seconds (or when the next wait would pass it) and the last
+        error is raised.
         """
         fn = getattr(self._stub, method)
         loop = asyncio.get_running_loop()
         give_up = loop.time() + _RETRY_BUDGET
         delay = 0.05
+        attempt = 0
         while True:
             try:
                 if timeout is None:
                     return await fn(request)
                 return await fn(request, timeout=timeout)
             except grpc.aio.AioRpcError as e:
-                if (e.code() != grpc.StatusCode.UNAVAILABLE or method not in _IDEMPOTENT
-                        or loop.time() + delay > give_up):
+                attempt += 1
+                wait = None
+                if method in _IDEMPOTENT:
+                    wait = delay if e.code() == grpc.StatusCode.UNAVAILABLE else throttled_wait(e, attempt)
+                if wait is None or loop.time() + wait > give_up:
                     raise map_rpc_error(e, not_found=not_found) from e
-            await asyncio.sleep(delay)
+            await asyncio.sleep(wait)
             delay = min(delay * 2, 1.0)
 
     async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
@@ -617,7 +628,11 @@ class Client:
         Raises:
             WorkflowAlreadyStartedError: a run with this id exists and the policies forbid another.
             NamespaceNotFoundError: the client's namespace does not exist.
-            RPCError: the server refused the request (e.g. an unknown search attribute).
+            RPCError: the server refused the request (e.g. an unknown search attribute;
+                ``RESOURCE_EXHAUSTED`` when the namespace stayed over its request rate limit
+                for longer than the client's retry budget, about 15 s: throttled starts are
+                retried after the server's delay, and the request id keeps a retried start
+                from starting twice).
             TypeError: an argument cannot be converted, or a typed search attribute's
                 value does not fit its key.
             spindle.dsl.DslError: a DSL definition's inputs do not match its declarations
@@ -653,10 +668,12 @@ class Client:
                 req_sws = svc.SignalWithStartWorkflowExecutionRequest(
                     start=start, signal_name=signal_name, signal_input=conv.to_payloads(start_signal_args))
                 await self._encode(req_sws)
-                resp: Any = await self._stub.SignalWithStartWorkflowExecution(req_sws)
+                # retried while throttled: the request id makes a repeated start count once
+                resp: Any = await call_with_retries(self._stub.SignalWithStartWorkflowExecution, req_sws,
+                                                    budget=_RETRY_BUDGET)
             else:
                 await self._encode(start)
-                resp = await self._stub.StartWorkflowExecution(start)
+                resp = await call_with_retries(self._stub.StartWorkflowExecution, start, budget=_RETRY_BUDGET)
         except grpc.aio.AioRpcError as e:
             mapped = map_rpc_error(e, workflow_id=id, workflow_type=name)
             if e.code() == grpc.StatusCode.ALREADY_EXISTS and not isinstance(mapped, E.WorkflowAlreadyStartedError):
@@ -805,21 +822,28 @@ class Client:
         owner_email: str = "",
         search_attributes: Mapping[str, Any] | None = None,
         archival_uri: str = "",
+        rps_limit: float | None = None,
     ) -> NamespaceDescription:
         """Register a namespace.
 
         ``search_attributes`` maps names to types: ``"Keyword"``, ``"Text"``, ``"Int"``,
-        ``"Double"``, ``"Bool"``, ``"Datetime"``, ``"KeywordList"``.
+        ``"Double"``, ``"Bool"``, ``"Datetime"``, ``"KeywordList"``. ``archival_uri`` must be
+        under a root the server allows (its ``archival_allowed_roots``). ``rps_limit``: the
+        requests per second the namespace's clients may make (0 = unlimited; ``None`` = the
+        server's default); calls over it are refused with ``RESOURCE_EXHAUSTED`` and a retry
+        delay, which this client waits out for calls that are safe to repeat.
 
         Raises:
             RPCError: ``status="ALREADY_EXISTS"`` if it exists, ``"INVALID_ARGUMENT"``
-                for a bad name or attribute.
+                for a bad name, attribute, archival URI or rate limit.
             ValueError: an unknown search attribute type.
         """
         req = svc.CreateNamespaceRequest(
             name=name, description=description, owner_email=owner_email, retention_ms=_ms(retention),
             search_attributes={k: _sa_type_value(v) for k, v in (search_attributes or {}).items()},
             archival_uri=archival_uri)
+        if rps_limit is not None:
+            req.rps_limit = rps_limit
         resp = await self._rpc("CreateNamespace", req, not_found="rpc")
         return NamespaceDescription.from_proto(resp.namespace_info)
 
@@ -847,14 +871,18 @@ class Client:
         retention: datetime.timedelta | None = None,
         search_attributes: Mapping[str, Any] | None = None,
         archival_uri: str | None = None,
+        rps_limit: float | None = None,
     ) -> NamespaceDescription:
         """Change the given fields of a namespace (others keep their value).
 
-        ``search_attributes`` replaces the whole set of custom attributes.
+        ``search_attributes`` replaces the whole set of custom attributes. ``rps_limit``:
+        requests per second (0 = unlimited), in force at once.
 
         Raises:
             NamespaceNotFoundError: no such namespace.
-            RPCError: e.g. ``FAILED_PRECONDITION`` when removing an attribute still in use.
+            RPCError: e.g. ``FAILED_PRECONDITION`` when removing an attribute still in use,
+                ``INVALID_ARGUMENT`` for an archival URI outside the server's allowed roots or
+                a bad rate limit.
         """
         req = svc.UpdateNamespaceRequest(name=name or self.namespace)
         if description is not None:
@@ -872,6 +900,9 @@ class Client:
         if archival_uri is not None:
             req.archival_uri = archival_uri
             req.update_mask.append("archival_uri")
+        if rps_limit is not None:
+            req.rps_limit = rps_limit
+            req.update_mask.append("rps_limit")
         try:
             resp = await self._rpc("UpdateNamespace", req, not_found="rpc")
         except E.RPCError as e:
@@ -1092,14 +1123,14 @@ class WorkflowHandle(Generic[R]):
             timeout_ms=_ms(timeout))
         await client._encode(req)
         try:
-            resp = await client._stub.QueryWorkflow(req)
+            resp = await call_with_retries(client._stub.QueryWorkflow, req, budget=_RETRY_BUDGET)
         except grpc.aio.AioRpcError as e:
             mapped = map_rpc_error(e)
             if isinstance(mapped, (E.WorkflowNotFoundError, E.NamespaceNotFoundError)) and "query" not in \
                     mapped.message.lower():
                 raise mapped from e
-            if mapped.status in ("UNAVAILABLE", "UNAUTHENTICATED", "PERMISSION_DENIED"):
-                raise mapped from e
+            if mapped.status in ("UNAVAILABLE", "UNAUTHENTICATED", "PERMISSION_DENIED") or retry_delay(e) is not None:
+                raise mapped from e  # not the query's failure: the server's (a throttle outlasted the retries)
             raise E.QueryFailedError(mapped.message) from e
         await client._decode(resp)
         values = client.data_converter.from_payloads(resp.query_result, [result_type or hint])

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
 import grpc.aio
 
+from ._retry_delay import retry_delay
+
 log = logging.getLogger("spindle.worker")
 
-#: Seconds a poller waits after a failed poll (server unreachable, say) before the next one.
+#: Seconds a poller waits after a failed poll (server unreachable, say) before the next one; it doubles
+#: with each failure in a row, up to ``POLL_ERROR_MAX_BACKOFF``.
 POLL_ERROR_BACKOFF = 0.5
+POLL_ERROR_MAX_BACKOFF = 5.0
+
+
+def poll_error_wait(failures: int, server_delay: float | None = None) -> float:
+    """Seconds to wait after the ``failures``-th failed poll in a row: the server's retry delay (a throttled
+    poll) plus a jittered exponential backoff, between half and all of
+    ``min(POLL_ERROR_MAX_BACKOFF, POLL_ERROR_BACKOFF * 2 ** (failures - 1))``."""
+    backoff = min(POLL_ERROR_MAX_BACKOFF, POLL_ERROR_BACKOFF * 2 ** (max(1, failures) - 1))
+    return (server_delay or 0.0) + backoff * random.uniform(0.5, 1.0)
 
 
 async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:
@@ -64,8 +77,11 @@ async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll:
 
     ``take`` owns the slot of the task it gets. A poll that returns no task (the long
     poll's timeout), a cancelled or timed-out call frees the slot at once; any other
-    failure is logged as ``what`` failed and the next poll waits ``POLL_ERROR_BACKOFF``.
+    failure is logged as ``what`` failed and the next poll waits ``poll_error_wait`` (the
+    server's retry delay, if it throttled the poll, and a backoff growing with failures
+    in a row).
     """
+    failures = 0
     while not stopping():
         await slots.acquire()
         try:
@@ -77,18 +93,22 @@ async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll:
             slots.release()
             if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
                 continue
-            log.warning("%s failed: %s %s", what, e.code(), e.details())
-            await asyncio.sleep(POLL_ERROR_BACKOFF)
+            failures += 1
+            wait = poll_error_wait(failures, retry_delay(e))
+            log.warning("%s failed: %s %s (next poll in %.1f s)", what, e.code(), e.details(), wait)
+            await asyncio.sleep(wait)
             continue
         except Exception:
             slots.release()
+            failures += 1
             log.exception("%s failed", what)
-            await asyncio.sleep(POLL_ERROR_BACKOFF)
+            await asyncio.sleep(poll_error_wait(failures))
             continue
+        failures = 0
         if not task.task_token:
             slots.release()
             continue
         take(task)
 
 
-__all__ = ["POLL_ERROR_BACKOFF", "Slots", "cancel_and_wait", "poll_loop"]
+__all__ = ["POLL_ERROR_BACKOFF", "POLL_ERROR_MAX_BACKOFF", "Slots", "cancel_and_wait", "poll_error_wait", "poll_loop"]

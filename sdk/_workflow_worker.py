@@ -26,6 +26,7 @@ from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._activity_worker import ActivityWorker
 from spindle._polling import Slots, cancel_and_wait, poll_loop
 from spindle._payload_visitor import decode_message, encode_message
+from spindle._retry_delay import call_with_retries
 from spindle.exceptions import ApplicationError, NonDeterminismError
 
 __all__ = ["WorkflowWorker"]
@@ -374,7 +375,8 @@ class WorkflowWorker:
 
     async def _get_history(self, execution: pb.WorkflowExecution, token: bytes
                            ) -> svc.GetWorkflowExecutionHistoryResponse:
-        resp = await self._stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
+        # a history read counts against the namespace's request rate: wait out a throttle (it is safe to repeat)
+        resp = await call_with_retries(self._stub.GetWorkflowExecutionHistory, svc.GetWorkflowExecutionHistoryRequest(
             namespace=self._ns, execution=execution, next_page_token=token))
         if self._codecs:
             await decode_message(self._codecs, resp)

@@ -28,7 +28,7 @@ SEARCH_ATTRIBUTE_TYPE_DATETIME: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: SearchAttributeType
 
 class NamespaceInfo(_message.Message):
-    __slots__ = ("name", "id", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "state", "create_time_ms", "update_time_ms")
+    __slots__ = ("name", "id", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "state", "create_time_ms", "update_time_ms", "rps_limit")
     class SearchAttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,7 @@ class NamespaceInfo(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    RPS_LIMIT_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     description: str
@@ -56,10 +57,11 @@ class NamespaceInfo(_message.Message):
     state: str
     create_time_ms: int
     update_time_ms: int
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ..., state: _Optional[str] = ..., create_time_ms: _Optional[int] = ..., update_time_ms: _Optional[int] = ...) -> None: ...
+    rps_limit: float
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ..., state: _Optional[str] = ..., create_time_ms: _Optional[int] = ..., update_time_ms: _Optional[int] = ..., rps_limit: _Optional[float] = ...) -> None: ...
 
 class CreateNamespaceRequest(_message.Message):
-    __slots__ = ("name", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri")
+    __slots__ = ("name", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "rps_limit")
     class SearchAttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -73,13 +75,15 @@ class CreateNamespaceRequest(_message.Message):
     RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_URI_FIELD_NUMBER: _ClassVar[int]
+    RPS_LIMIT_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     owner_email: str
     retention_ms: int
     search_attributes: _containers.ScalarMap[str, SearchAttributeType]
     archival_uri: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ...) -> None: ...
+    rps_limit: float
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ..., rps_limit: _Optional[float] = ...) -> None: ...
 
 class CreateNamespaceResponse(_message.Message):
     __slots__ = ("namespace_info",)
@@ -116,7 +120,7 @@ class ListNamespacesResponse(_message.Message):
     def __init__(self, namespaces: _Optional[_Iterable[_Union[NamespaceInfo, _Mapping]]] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
 
 class UpdateNamespaceRequest(_message.Message):
-    __slots__ = ("name", "update_mask", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri")
+    __slots__ = ("name", "update_mask", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "rps_limit")
     class SearchAttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +135,7 @@ class UpdateNamespaceRequest(_message.Message):
     RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_URI_FIELD_NUMBER: _ClassVar[int]
+    RPS_LIMIT_FIELD_NUMBER: _ClassVar[int]
     name: str
     update_mask: _containers.RepeatedScalarFieldContainer[str]
     description: str
@@ -138,7 +143,8 @@ class UpdateNamespaceRequest(_message.Message):
     retention_ms: int
     search_attributes: _containers.ScalarMap[str, SearchAttributeType]
     archival_uri: str
-    def __init__(self, name: _Optional[str] = ..., update_mask: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ...) -> None: ...
+    rps_limit: float
+    def __init__(self, name: _Optional[str] = ..., update_mask: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., owner_email: _Optional[str] = ..., retention_ms: _Optional[int] = ..., search_attributes: _Optional[_Mapping[str, SearchAttributeType]] = ..., archival_uri: _Optional[str] = ..., rps_limit: _Optional[float] = ...) -> None: ...
 
 class UpdateNamespaceResponse(_message.Message):
     __slots__ = ("namespace_info",)

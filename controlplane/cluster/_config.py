@@ -12,6 +12,8 @@ Example::
     namespaces: [default]
     server: {long_poll_timeout: 60}  # any ServerConfig field
     archival: {uri: gs://bucket/prefix, blob_store_uri: gs://bucket/blobs}   # ServerConfig archive_uri, blob_store_uri
+    # and allowed_roots: [gs://bucket/tenants, file:///srv/archives]: where namespaces may set their own
+    # archival_uri (ServerConfig archival_allowed_roots; default: nowhere)
     auth: {mode: api_keys, bootstrap_admin_key_file: /run/secrets/spindle-admin-key}   # required; see below
 
 ``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from spindle.controlplane.auth import AuthSettings, parse_auth_section
+from spindle.controlplane._uri_roots import archival_root_problem
 from spindle.controlplane.config import ServerConfig
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -77,6 +80,8 @@ class ClusterConfig:
             extra["archive_uri"] = str(self.archival["uri"])
         if self.archival.get("blob_store_uri"):
             extra["blob_store_uri"] = str(self.archival["blob_store_uri"])
+        if self.archival.get("allowed_roots") is not None:
+            extra["archival_allowed_roots"] = self.archival["allowed_roots"]
         return ServerConfig.from_dict({**self.server, **extra}, where="server")
 
 
@@ -140,9 +145,17 @@ def parse_config(data: object) -> ClusterConfig:
     archival = data.get("archival") or {}
     if not isinstance(server, dict) or not isinstance(archival, dict):
         raise ConfigError("server and archival: expected mappings")
-    if set(archival) - {"uri", "blob_store_uri"}:
-        raise ConfigError(f"archival: unknown key(s) {', '.join(sorted(set(archival) - {'uri', 'blob_store_uri'}))} "
-                          "(known: uri, blob_store_uri)")
+    archival_keys = {"uri", "blob_store_uri", "allowed_roots"}
+    if set(archival) - archival_keys:
+        raise ConfigError(f"archival: unknown key(s) {', '.join(sorted(set(archival) - archival_keys))} "
+                          "(known: allowed_roots, blob_store_uri, uri)")
+    roots = archival.get("allowed_roots")
+    if roots is not None and (not isinstance(roots, list) or not all(isinstance(r, str) for r in roots)):
+        raise ConfigError("archival.allowed_roots: expected a list of file:///dir or gs://bucket[/prefix] URIs")
+    for root in roots or ():
+        problem = archival_root_problem(root)
+        if problem:
+            raise ConfigError(f"archival.allowed_roots: {problem}")
     for key in ("uri", "blob_store_uri"):
         value = archival.get(key)
         if value and not str(value).startswith(("file:///", "gs://")):

@@ -25,7 +25,7 @@ from typing import Any
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
-from spindle.controlplane.frontend._validate import require_id
+from spindle.controlplane.frontend._validate import require_id, task_rate
 from spindle.controlplane.history._tokens import BadTokenError
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 
@@ -123,22 +123,25 @@ class ClusterFrontend:
 
     async def PollActivityTaskQueue(self, req: svc.PollActivityTaskQueueRequest, deadline: float | None
                                     ) -> svc.PollActivityTaskQueueResponse:
-        if req.max_tasks_per_second < 0:
-            return await self.inner.PollActivityTaskQueue(req, deadline)  # INVALID_ARGUMENT from the frontend
-        resp = await self._poll(req, deadline, KIND_ACTIVITY, sticky=False, rate=req.max_tasks_per_second)
+        rate = task_rate(req.max_tasks_per_second, self.inner.config)  # clamped to the server's floor and ceiling
+        resp = await self._poll(req, deadline, KIND_ACTIVITY, sticky=False, rate=rate)
         return resp if resp is not None else svc.PollActivityTaskQueueResponse()
 
     async def _poll(self, req: Any, deadline: float | None, kind: int, *, sticky: bool, rate: float) -> Any:
         await self._namespace_id(req.namespace)  # (re)loads namespaces created on other members
         ns = self.inner.namespaces.get(req.namespace)  # NotFound / InvalidArgument as the frontend would say
         require_id(req.task_queue, "task_queue", self.inner.config)
+        identity = req.identity or "anonymous"
+        if kind == KIND_WORKFLOW:  # start admission counts the workers of a namespace (here and on each peer)
+            self.inner.engine.note_workflow_poller(ns.id, identity)
         loop = asyncio.get_running_loop()
         end = loop.time() + self.inner._poll_timeout(deadline)
         while True:
             remaining = end - loop.time()
             if remaining <= 0:
                 return None
-            got = await self._reserve_anywhere(ns.id, req.task_queue, kind, remaining, sticky=sticky, rate=rate)
+            got = await self._reserve_anywhere(ns.id, req.task_queue, kind, remaining, sticky=sticky, rate=rate,
+                                               identity=identity)
             if got is None:
                 return None
             address, rid = got
@@ -156,7 +159,7 @@ class ClusterFrontend:
                 return resp
 
     async def _reserve_anywhere(self, ns_id: str, queue: str, kind: int, timeout: float, *, sticky: bool,
-                                rate: float) -> tuple[str | None, str] | None:
+                                rate: float, identity: str = "") -> tuple[str | None, str] | None:
         """Reserve the first task any member has for the queue: (member address or None for here, reservation id).
 
         One reserve call per live peer is kept running for the whole poll: a peer
@@ -175,7 +178,7 @@ class ClusterFrontend:
             try:
                 out = await self.router.peers.call(
                     address, {"op": "reserve", "ns_id": ns_id, "queue": queue, "kind": kind, "sticky": sticky,
-                              "rate": rate, "timeout": left}, timeout=left + 5.0)
+                              "rate": rate, "timeout": left, "identity": identity}, timeout=left + 5.0)
             except Unavailable:
                 await asyncio.sleep(min(left, 1.0))  # a dead peer: do not spin; its shards move to the living
                 return None

@@ -34,7 +34,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import ServiceError, Unavailable
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.history import HistoryEngine
-from spindle.controlplane.matching import TaskRef
+from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, StoreError
 
 from ._peers import METHOD, NOT_OWNER, b64, unb64
@@ -115,6 +115,8 @@ class InternalService:
     async def op_reserve(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         kind = int(p["kind"])
         timeout = max(0.0, min(float(p["timeout"]), (remaining or 1e9) - 0.2))
+        if kind == KIND_WORKFLOW and p.get("identity"):  # start admission counts this namespace's workers
+            self.engine.note_workflow_poller(str(p["ns_id"]), str(p["identity"]))
         ref = await self.engine.matching.poll(str(p["ns_id"]), str(p["queue"]), kind, timeout,
                                               sticky=bool(p.get("sticky")), rate=float(p.get("rate") or 0.0))
         if ref is None:

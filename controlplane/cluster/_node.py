@@ -73,7 +73,8 @@ class ClusterNode:
         self.store = store or make_store(config.store)
         self.clock = clock or Clock()
         self.namespaces = NamespaceRegistry(self.store,
-                                            default_retention_ms=int(self.server_config.default_retention_days * 86400_000))
+                                            default_retention_ms=int(self.server_config.default_retention_days * 86400_000),
+                                            config=self.server_config)
         self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
         auth = config.auth
         self.engine.tokens.configure(auth.task_token_keys, use_store_key=auth.use_store_task_token_key)

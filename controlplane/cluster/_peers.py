@@ -49,6 +49,8 @@ def to_service_error(e: grpc.aio.AioRpcError) -> errors.ServiceError:
         started = errors.already_started_details(e.trailing_metadata())
         if started is not None:
             return errors.AlreadyExists(message, run_id=started[0], start_request_id=started[1])
+    if cls is errors.ResourceExhausted:  # keep the retry delay of a throttled call
+        return errors.ResourceExhausted(message, retry_after=errors.retry_after_details(e.trailing_metadata()))
     err = cls(message)
     if cls is errors.ServiceError:
         err.code = e.code()

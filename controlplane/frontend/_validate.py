@@ -6,6 +6,8 @@ service checks the attributes of commands with the same rules).
 
 from __future__ import annotations
 
+import math
+
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 
@@ -40,3 +42,22 @@ def check_payloads(config: ServerConfig, field: str, *messages: object) -> None:
 def check_enum(value: int, enum: object, field: str) -> None:
     if value not in enum.values():  # type: ignore[attr-defined]
         raise InvalidArgument(f"{field}: unknown value {value}")
+
+
+def task_rate(value: float, config: ServerConfig, field: str = "max_tasks_per_second") -> float:
+    """A poll's task-queue dispatch rate as the server applies it: 0 (asks for none) stays 0, any other rate is
+    clamped to the server's floor and ceiling (``task_queue_min_rate``, ``task_queue_max_rate``).
+
+    The floor keeps one poller from freezing a queue for every worker (a rate of 1e-9 would
+    hand out one task every 30 years); the ceiling keeps the value meaningful. A rate is
+    clamped rather than refused so that a worker configured below the floor still works.
+
+    Raises:
+        InvalidArgument: a negative or non-finite rate.
+    """
+    if value == 0:
+        return 0.0
+    if not math.isfinite(value) or value < 0:
+        raise InvalidArgument(f"{field}: must be 0 (no limit) or a positive finite number of tasks per second, "
+                              f"got {value:g}")
+    return min(max(value, config.task_queue_min_rate), config.task_queue_max_rate)

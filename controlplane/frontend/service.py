@@ -21,11 +21,12 @@ from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
-from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
-from ._validate import check_enum, check_payloads, check_timeout, require_id
+from ._rate_limit import NamespaceRateLimiter
+from ._validate import check_enum, check_payloads, check_timeout, require_id, task_rate
 
 VERSION = "0.1.0"
 
@@ -42,6 +43,26 @@ class FrontendService:
         #: The API keys (the authorizer of the gRPC servicer shares them: a revocation here is seen there at once).
         self.api_keys = api_keys or ApiKeys(store)
         self._key_admin = ApiKeyAdmin(self.api_keys, namespaces)
+        #: Per-namespace request rate limits (``rps_limit``) of this process.
+        self.rate_limiter = NamespaceRateLimiter()
+
+    def _charge(self, namespace: str) -> Namespace:
+        """The namespace a client call addresses, counted against its ``rps_limit``.
+
+        Counted: a client's calls about workflows (start, signal, signal-with-start, query,
+        update, cancel, terminate, describe, history, list, count), first thing, so a
+        throttled call does nothing. Not counted: worker polls and task responses (bounded by
+        worker slots and task-queue dispatch rates; throttling them would hold back running
+        executions and waste work already handed out), namespace administration (an
+        operator must be able to raise a flooded namespace's limit) and system info.
+
+        Raises:
+            NotFound / InvalidArgument: no such namespace.
+            ResourceExhausted: over the limit, with the retry delay.
+        """
+        ns = self.namespaces.get(namespace)
+        self.rate_limiter.check(ns)
+        return ns
 
     async def _intake(self, req: M, field: str) -> M:
         """``req`` with payloads above the large-payload threshold moved to the blob store (a copy)."""
@@ -107,6 +128,7 @@ class FrontendService:
                     pass
             running = await self.store.count_running(ns.id)
         await self.namespaces.delete(req.name)
+        self.rate_limiter.forget(ns.id)
         return svc.DeleteNamespaceResponse(terminated_executions=terminated)
 
     async def AddSearchAttributes(self, req: svc.AddSearchAttributesRequest, deadline: float | None) -> svc.AddSearchAttributesResponse:
@@ -114,7 +136,7 @@ class FrontendService:
         return svc.AddSearchAttributesResponse()
 
     # ------------------------------------------------------------------ starting and messaging
-    def _check_start(self, req: svc.StartWorkflowExecutionRequest) -> object:
+    def _check_start(self, req: svc.StartWorkflowExecutionRequest) -> Namespace:
         ns = self.namespaces.get(req.namespace)
         require_id(req.workflow_id, "workflow_id", self.config)
         require_id(req.workflow_type, "workflow_type", self.config)
@@ -134,14 +156,16 @@ class FrontendService:
 
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
                                      ) -> svc.StartWorkflowExecutionResponse:
+        self._charge(req.namespace)
         req = await self._intake(req, "input")
         ns = self._check_start(req)
-        async with self.engine.admit_start():
+        async with self.engine.admit_start(ns.id):
             run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
         return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def SignalWithStartWorkflowExecution(self, req: svc.SignalWithStartWorkflowExecutionRequest, deadline: float | None
                                                ) -> svc.SignalWithStartWorkflowExecutionResponse:
+        self._charge(req.start.namespace)
         req = await self._intake(req, "start.input")
         ns = self._check_start(req.start)
         require_id(req.signal_name, "signal_name", self.config)
@@ -152,7 +176,7 @@ class FrontendService:
 
     async def SignalWorkflowExecution(self, req: svc.SignalWorkflowExecutionRequest, deadline: float | None
                                       ) -> svc.SignalWorkflowExecutionResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.signal_name, "signal_name", self.config)
         req = await self._intake(req, "input")
@@ -162,7 +186,7 @@ class FrontendService:
         return svc.SignalWorkflowExecutionResponse()
 
     async def QueryWorkflow(self, req: svc.QueryWorkflowRequest, deadline: float | None) -> svc.QueryWorkflowResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         require_id(req.query.query_type, "query.query_type", self.config)
         req = await self._intake(req, "query.query_args")
@@ -171,7 +195,7 @@ class FrontendService:
 
     async def UpdateWorkflowExecution(self, req: svc.UpdateWorkflowExecutionRequest, deadline: float | None
                                       ) -> svc.UpdateWorkflowExecutionResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.request.name, "request.name", self.config)
         req = await self._intake(req, "request.input")
@@ -180,14 +204,14 @@ class FrontendService:
 
     async def RequestCancelWorkflowExecution(self, req: svc.RequestCancelWorkflowExecutionRequest, deadline: float | None
                                              ) -> svc.RequestCancelWorkflowExecutionResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         await self.engine.request_cancel(ns, req.workflow_execution, req.identity, req.reason)
         return svc.RequestCancelWorkflowExecutionResponse()
 
     async def TerminateWorkflowExecution(self, req: svc.TerminateWorkflowExecutionRequest, deadline: float | None
                                          ) -> svc.TerminateWorkflowExecutionResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         req = await self._intake(req, "details")
         check_payloads(self.config, "details", req.details)
@@ -196,7 +220,7 @@ class FrontendService:
 
     async def DescribeWorkflowExecution(self, req: svc.DescribeWorkflowExecutionRequest, deadline: float | None
                                         ) -> svc.DescribeWorkflowExecutionResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         try:
             resp = await self.engine.describe(ns, req.execution)
@@ -206,7 +230,7 @@ class FrontendService:
 
     async def GetWorkflowExecutionHistory(self, req: svc.GetWorkflowExecutionHistoryRequest, deadline: float | None
                                           ) -> svc.GetWorkflowExecutionHistoryResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         if req.maximum_page_size < 0:
             raise InvalidArgument(f"maximum_page_size: must not be negative, got {req.maximum_page_size}")
@@ -222,7 +246,7 @@ class FrontendService:
 
     async def ListWorkflowExecutions(self, req: svc.ListWorkflowExecutionsRequest, deadline: float | None
                                      ) -> svc.ListWorkflowExecutionsResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         q = self._compile(ns, req.query)
         if q.group_by:
             raise InvalidArgument("query: GROUP BY is only for counting")
@@ -249,7 +273,7 @@ class FrontendService:
 
     async def CountWorkflowExecutions(self, req: svc.CountWorkflowExecutionsRequest, deadline: float | None
                                       ) -> svc.CountWorkflowExecutionsResponse:
-        ns = self.namespaces.get(req.namespace)
+        ns = self._charge(req.namespace)
         q = self._compile(ns, req.query)
         rows = await self.store.count_visibility(ns.id, q.where, q.params, q.group_by_columns)
         resp = svc.CountWorkflowExecutionsResponse(count=sum(c for _, c in rows))
@@ -272,7 +296,7 @@ class FrontendService:
                                     ) -> svc.PollWorkflowTaskQueueResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.task_queue, "task_queue", self.config)
-        self.engine.note_workflow_poller(req.identity or "anonymous")
+        self.engine.note_workflow_poller(ns.id, req.identity or "anonymous")
         loop = asyncio.get_running_loop()
         end = loop.time() + self._poll_timeout(deadline)
         while True:
@@ -290,8 +314,7 @@ class FrontendService:
                                     ) -> svc.PollActivityTaskQueueResponse:
         ns = self.namespaces.get(req.namespace)
         require_id(req.task_queue, "task_queue", self.config)
-        if req.max_tasks_per_second < 0:
-            raise InvalidArgument(f"max_tasks_per_second: must not be negative, got {req.max_tasks_per_second}")
+        rate = task_rate(req.max_tasks_per_second, self.config)  # clamped to the server's floor and ceiling
         loop = asyncio.get_running_loop()
         end = loop.time() + self._poll_timeout(deadline)
         while True:
@@ -299,7 +322,7 @@ class FrontendService:
             if remaining <= 0:
                 return svc.PollActivityTaskQueueResponse()
             ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_ACTIVITY, remaining,
-                                                  rate=req.max_tasks_per_second)
+                                                  rate=rate)
             if ref is None:
                 return svc.PollActivityTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_ACTIVITY, req.identity)

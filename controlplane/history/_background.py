@@ -1,7 +1,6 @@
 """Work the history service does on its own, outside any request, and how much of it is under way.
 
-The time-skipping test clock moves only when nothing here is busy (``HistoryEngine.is_idle``),
-and start admission holds new starts back while timers are due (``due_timers``).
+The time-skipping test clock moves only when nothing here is busy (``HistoryEngine.is_idle``).
 """
 
 from __future__ import annotations
@@ -19,16 +18,14 @@ class Background:
 
     Attributes:
         in_flight: commits and timer firings under way.
-        due_timers: timers taken from a timer queue as due and not yet handled.
         stopping: set by ``HistoryEngine.stop``; failures after it are not logged.
     """
 
-    __slots__ = ("_tasks", "in_flight", "due_timers", "stopping")
+    __slots__ = ("_tasks", "in_flight", "stopping")
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Future[Any]] = set()
         self.in_flight = 0
-        self.due_timers = 0
         self.stopping = False
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:

@@ -45,11 +45,16 @@ LOAD_BATCH = 2000
 
 
 class TimerQueue:
-    """The timers of one shard: the heap of the loaded window, its loop, and the rows to delete."""
+    """The timers of one shard: the heap of the loaded window, its loop, and the rows to delete.
+
+    ``on_due(t)`` is called when a timer is taken off the heap as due and ``on_fired(t)`` when
+    its handling ended (done, or put back for a retry): start admission counts the timers due
+    per namespace with them.
+    """
 
     def __init__(self, shard_id: int, store: Store, clock: Clock, window_s: float, *,
                  fire: Callable[[Task], Awaitable[None]], due_at: Callable[[Task, int], int],
-                 background: Background, on_fired: Callable[[], None]) -> None:
+                 background: Background, on_due: Callable[[Task], None], on_fired: Callable[[Task], None]) -> None:
         self.shard_id = shard_id
         self._store = store
         self._clock = clock
@@ -57,6 +62,7 @@ class TimerQueue:
         self._fire_handler = fire
         self._due_at = due_at
         self._background = background
+        self._on_due = on_due
         self._on_fired = on_fired
         self.heap: list[tuple[int, int, Task]] = []
         self.loaded_until = 0
@@ -143,8 +149,8 @@ class TimerQueue:
                 if due:
                     # Fire without waiting for the batch: a timer that falls due meanwhile is not
                     # held back by the commits of the previous ones.
-                    self._background.due_timers += len(due)
                     for t in due:
+                        self._on_due(t)
                         self._background.in_flight += 1
                         self._background.spawn(self._fire(t))
                     continue
@@ -181,8 +187,7 @@ class TimerQueue:
             self.retry_at(t, self._clock.now_ms() + 1000, wake=False)
         finally:
             background.in_flight -= 1
-            background.due_timers = max(0, background.due_timers - 1)
-            self._on_fired()
+            self._on_fired(t)
 
 
 __all__ = ["TimerQueue"]

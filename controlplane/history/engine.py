@@ -59,11 +59,12 @@ class HistoryEngine:
         self.identity = "spindle-history"
         self._listeners: list[Callable[[int], Any]] = []
         background = Background()
-        admission = StartAdmission(config, background)
+        admission = StartAdmission(config)
         self.cache = ExecutionCache(store, namespaces, config.execution_cache_size)
         self._shards = ShardController(store, config.num_shards, self._open_shard)
         backlog = Backlog(store, self._shards)
-        self.matching = Matching(persist=backlog.persist)
+        self.matching = Matching(persist=backlog.persist, rate_ttl=max(60.0, 2 * config.long_poll_timeout),
+                                 min_rate=config.task_queue_min_rate, max_rate=config.task_queue_max_rate)
         #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
         self.outstanding = OutstandingTasks(self._outstanding_changed)
         committer = Committer(store, self._shards, self.cache, background)
@@ -88,7 +89,7 @@ class HistoryEngine:
                     TimerQueue(shard_id, self.store, self.clock, self.config.timer_preload_window,
                                fire=functools.partial(execute_timer, ctx, shard),
                                due_at=workflow_task.timeout_due_at(ctx.nonces), background=ctx.background,
-                               on_fired=ctx.admission.release))
+                               on_due=ctx.admission.timer_due, on_fired=ctx.admission.timer_handled))
 
         return Shard(shard_id, range_id, queues, movable=movable)
 
@@ -188,13 +189,13 @@ class HistoryEngine:
         background.cancel_all()
 
     # ------------------------------------------------------------------ client operations
-    def admit_start(self) -> AbstractAsyncContextManager[None]:
-        """Start admission (``async with``): back-pressure on new starts (see ``_admission``)."""
-        return self.context.admission.admit()
+    def admit_start(self, namespace_id: str) -> AbstractAsyncContextManager[None]:
+        """Start admission in a namespace (``async with``): back-pressure on its new starts (see ``_admission``)."""
+        return self.context.admission.admit(namespace_id)
 
-    def note_workflow_poller(self, identity: str) -> None:
-        """A worker polled for workflow tasks: the admission limit scales with live workers."""
-        self.context.admission.note_workflow_poller(identity)
+    def note_workflow_poller(self, namespace_id: str, identity: str) -> None:
+        """A worker polled a namespace for workflow tasks: its admission limit scales with live workers."""
+        self.context.admission.note_workflow_poller(namespace_id, identity)
 
     def start_workflow(self, ns: Namespace, req: svc.StartWorkflowExecutionRequest, *,
                        parent: pb.ParentExecutionInfo | None = None,

@@ -7,12 +7,23 @@ transfer-queue entry in the same transaction) and kept in memory until a poller
 comes. Sticky queues (one per worker) and query tasks are never persisted: a sticky
 task falls back to the normal queue after a timeout, and a query is answered or
 times out.
+
+Dispatch rate (activity queues): a poll may ask for a queue-wide rate
+(``max_tasks_per_second``, Temporal's ``max_task_queue_activities_per_second``); as in
+Temporal, the latest rate asked for applies to every poller of the queue, and a poll that
+asks for none leaves it as it is. Three rules keep one poller's setting from stalling the
+others: a rate is clamped to the server's floor and ceiling (``task_queue_min_rate``/
+``task_queue_max_rate``; the frontend refuses negative and non-finite ones); the rate lapses (the queue is unlimited
+again) when no poll has asked for it for ``rate_ttl`` seconds; and a poller waits for its
+turn at most as long as its poll lasts (it then returns empty, like any long poll), with a
+token it took given back when no task came, so an idle wait does not use up the rate.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -47,10 +58,28 @@ class TaskQueue:
         self.sticky = sticky
         self.tasks: collections.deque[TaskRef] = collections.deque()
         self.waiters: collections.deque[asyncio.Future[TaskRef]] = collections.deque()
-        self.rate = 0.0
+        self._rate = 0.0
+        self._rate_until = 0.0  # monotonic time at which the rate lapses
         self._tokens = 0.0
         self._last_refill = time.monotonic()
         self.last_poll = time.monotonic()
+
+    @property
+    def rate(self) -> float:
+        """The dispatch rate in force (tasks per second; 0 = unlimited)."""
+        if self._rate > 0 and time.monotonic() >= self._rate_until:
+            self._rate = 0.0  # nobody has asked for it for a while
+        return self._rate
+
+    def set_rate(self, rate: float, ttl: float) -> None:
+        """A poll asked for ``rate`` (> 0): it applies to every poller for ``ttl`` seconds after the last ask."""
+        if rate != self._rate:
+            if self.rate <= 0:  # a queue newly under a rate may hand out one task at once
+                self._tokens = 1.0
+            self._refill(time.monotonic())
+            self._rate = rate
+            self._tokens = min(self._tokens, max(rate, 1.0))
+        self._rate_until = time.monotonic() + ttl
 
     def offer(self, ref: TaskRef) -> bool:
         """Hand ``ref`` to a waiting poller; False if none waits (the caller keeps it)."""
@@ -74,10 +103,15 @@ class TaskQueue:
                 w.set_result(self.tasks.popleft())
 
     async def take(self, timeout: float) -> TaskRef | None:
-        """The next task, waiting up to ``timeout`` seconds; None when none came."""
+        """The next task, waiting up to ``timeout`` seconds; None when none came (or, under a rate, no turn did)."""
         self.last_poll = time.monotonic()
+        end = self.last_poll + timeout
+        token = False
         if self.rate > 0:
-            await self._throttle(timeout)
+            token = await self._throttle(end)
+            if not token and self.rate > 0:
+                return None  # no turn within this poll
+            timeout = max(0.0, end - time.monotonic())
         if self.tasks:
             return self.tasks.popleft()
         fut: asyncio.Future[TaskRef] = asyncio.get_running_loop().create_future()
@@ -88,23 +122,44 @@ class TaskQueue:
             if fut.done() and not fut.cancelled():
                 return fut.result()
             fut.cancel()
+            if token:
+                self._give_back_token()
             return None
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
                 self.push(fut.result(), front=True)  # the poller went away: give the task to the next one
             else:
                 fut.cancel()
+            if token:
+                self._give_back_token()
             raise
 
-    async def _throttle(self, timeout: float) -> None:
+    def _refill(self, now: float) -> None:
+        rate = self._rate
+        if rate > 0:
+            self._tokens = min(max(rate, 1.0), self._tokens + (now - self._last_refill) * rate)
+        self._last_refill = now
+
+    def _give_back_token(self) -> None:
+        if self._rate > 0:
+            self._tokens = min(max(self._rate, 1.0), self._tokens + 1.0)
+
+    async def _throttle(self, end: float) -> bool:
+        """Wait for a token until ``end`` (monotonic): True when one was taken, False when time ran out
+        or the rate lapsed meanwhile. Waits in steps of at most a second, so a rate that lapses or
+        changes while pollers wait takes effect within a second."""
         while True:
             now = time.monotonic()
-            self._tokens = min(max(self.rate, 1.0), self._tokens + (now - self._last_refill) * self.rate)
-            self._last_refill = now
+            rate = self.rate
+            if rate <= 0:
+                return False
+            self._refill(now)
             if self._tokens >= 1.0:
                 self._tokens -= 1.0
-                return
-            await asyncio.sleep(min(timeout, (1.0 - self._tokens) / self.rate))
+                return True
+            if now >= end:
+                return False
+            await asyncio.sleep(min(end - now, (1.0 - self._tokens) / rate, 1.0))
 
     @property
     def backlog(self) -> int:
@@ -114,8 +169,14 @@ class TaskQueue:
 class Matching:
     """All task queues of this process."""
 
-    def __init__(self, persist: Callable[[TaskRef, TaskQueue], Awaitable[None]] | None = None) -> None:
+    def __init__(self, persist: Callable[[TaskRef, TaskQueue], Awaitable[None]] | None = None, *,
+                 rate_ttl: float = 120.0, min_rate: float = 0.0, max_rate: float = math.inf) -> None:
         self._queues: dict[tuple[str, str, int], TaskQueue] = {}
+        #: Seconds a dispatch rate asked for by a poll stays in force after the last poll that asked for it.
+        self.rate_ttl = rate_ttl
+        #: Floor and ceiling of a dispatch rate (``ServerConfig.task_queue_min_rate``/``task_queue_max_rate``).
+        self.min_rate = min_rate
+        self.max_rate = max_rate
         self._persist = persist
         self._background: set[asyncio.Task[None]] = set()
         #: Called whenever a task is offered or taken (the time-skipping clock watches it).
@@ -143,9 +204,12 @@ class Matching:
 
     async def poll(self, namespace_id: str, queue_name: str, kind: int, timeout: float, *, sticky: bool = False,
                    rate: float = 0.0) -> TaskRef | None:
+        """The next task of the queue within ``timeout`` seconds, or None. ``rate`` > 0 sets the queue's dispatch
+        rate, clamped to ``min_rate``..``max_rate`` (whoever forwarded the poll: the frontend refused
+        negative and non-finite rates; anything else that is not a positive number asks for none)."""
         q = self.queue(namespace_id, queue_name, kind, sticky=sticky)
-        if rate > 0:
-            q.rate = rate
+        if rate > 0 and math.isfinite(rate):
+            q.set_rate(min(max(rate, self.min_rate), self.max_rate), self.rate_ttl)
         return await q.take(timeout)
 
     def remove(self, ref: TaskRef, queue_name: str, kind: int) -> bool:

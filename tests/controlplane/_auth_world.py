@@ -108,7 +108,7 @@ class World:
 
 async def make_world(tmp_path: Path) -> World:
     db = str(tmp_path / "auth.db")
-    cp = ControlPlane(SqliteStore(db), ServerConfig(num_shards=2), auth=AuthSettings(mode="api_keys"))
+    cp = ControlPlane(SqliteStore(db), ServerConfig(num_shards=2, archival_allowed_roots=(f"file://{tmp_path}/archive",)), auth=AuthSettings(mode="api_keys"))
     await cp.start()
     server, port = await serve(cp, "127.0.0.1", 0)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")

@@ -107,7 +107,7 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
         "DescribeNamespace": lambda: svc.DescribeNamespaceRequest(name="ns-a"),
         "ListNamespaces": lambda: svc.ListNamespacesRequest(),
         "UpdateNamespace": lambda: svc.UpdateNamespaceRequest(
-            name="ns-a", update_mask=["retention", "archival_uri"], retention_ms=1, archival_uri="file:///tmp/evil"),
+            name="ns-a", update_mask=["retention", "archival_uri"], retention_ms=1, archival_uri=f"file://{Path(w.db).parent}/archive/evil"),
         "DeleteNamespace": lambda: svc.DeleteNamespaceRequest(name="ns-a", force=True),
         "AddSearchAttributes": lambda: svc.AddSearchAttributesRequest(
             namespace="ns-a", search_attributes={"EvilKeyword": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD}),
@@ -286,4 +286,4 @@ async def test_admin_actions_are_audited_allowed_or_refused(world: World, caplog
         ("UpdateNamespace", "namespace/ns-a", "unauthenticated", "UNAUTHENTICATED"),
         ("UpdateNamespace", "namespace/ns-a", f"key:{w.key_ids['a:admin']} (a:admin)", "ok"),
     ]
-    assert lines[0]["details"]["archival_uri"] == "file:///tmp/evil"
+    assert lines[0]["details"]["archival_uri"].endswith("/archive/evil")

@@ -57,20 +57,26 @@ def test_lifecycle(make_tf: MakeTf, spindle_server: DevServer, api: Api) -> None
     assert info.retention_ms == 7 * MS_PER_DAY
     assert info.description == "Orders" and info.owner_email == "ops@example.com"
     assert search_attribute_names(info) == {"CustomerId": "Keyword", "Amount": "Double"}
+    assert info.rps_limit == 2400, "rps_limit unset: the server's default (namespace_rps_limit)"
     first_id = info.id
 
     # second plan: nothing to do
     tf.run("plan", "-detailed-exitcode", expect=0)
 
-    # in-place change: retention, description, one more search attribute
+    # in-place change: retention, description, one more search attribute, a request rate limit
     tf.write(orders_config(addr, retention=30, description="Orders v2",
-                           search_attributes='CustomerId = "Keyword"\n    Amount = "Double"\n    Region = "Keyword"'))
+                           search_attributes='CustomerId = "Keyword"\n    Amount = "Double"\n    Region = "Keyword"',
+                           extra="  rps_limit = 50\n"))
     res = tf.run("plan", "-detailed-exitcode", expect=2)
     assert "updated in-place" in res.out and "7 -> 30" in res.out and "0 to add, 1 to change, 0 to destroy" in res.out
+    assert "2400 -> 50" in res.out
     tf.run("apply", "-auto-approve")
     info = api.describe("tf-orders")
     assert info.id == first_id, "an in-place change must not replace the namespace"
     assert info.retention_ms == 30 * MS_PER_DAY and info.description == "Orders v2"
+    assert info.rps_limit == 50
+    tf.run("plan", "-detailed-exitcode", expect=0)
+    # removed from the configuration: the namespace keeps its limit (optional and computed, like retention_days)
     assert search_attribute_names(info) == {"CustomerId": "Keyword", "Amount": "Double", "Region": "Keyword"}
     tf.run("plan", "-detailed-exitcode", expect=0)
 

@@ -70,6 +70,15 @@ def test_namespace_config_ok() -> None:
                     "owner_email": "a@b.c", "archival_uri": "gs://bucket/prefix", "description": None}) == []
 
 
+@pytest.mark.parametrize("rps", [-1, float("inf"), float("nan"), True, "5"])
+def test_bad_rps_limit(rps: object) -> None:
+    assert _errors({"name": "x", "rps_limit": rps}) == [(["rps_limit"], f"Invalid rps_limit {rps!r}")]
+
+
+def test_rps_limit_ok() -> None:
+    assert _errors({"name": "x", "rps_limit": 0}) == [] and _errors({"name": "x", "rps_limit": 2.5}) == []
+
+
 @pytest.mark.parametrize("days", [0, -1, 1.5, True, "7", 100_001])
 def test_bad_retention(days: object) -> None:
     assert _errors({"name": "x", "retention_days": days}) == [(["retention_days"], f"Invalid retention_days {days!r}")]
@@ -123,7 +132,7 @@ def test_provider_config_pairs_and_conflicts() -> None:
 
 def _info(**kw: object) -> SimpleNamespace:
     base = dict(name="n", id="id1", description="", owner_email="", retention_ms=3 * model.MS_PER_DAY,
-                search_attributes={}, archival_uri="")
+                search_attributes={}, archival_uri="", rps_limit=0.0)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -150,6 +159,13 @@ def test_update_mask() -> None:
     assert model.update_mask(cur, {**cur, "owner_email": ""}) == []  # null and "" are the same on the server
     new = {**cur, "description": None, "retention_days": 8, "search_attributes": {"A": "Int", "B": "Bool"}}
     assert model.update_mask(cur, new) == ["description", "retention", "search_attributes"]
+    assert model.update_mask({**cur, "rps_limit": 2400}, {**cur, "rps_limit": 50}) == ["rps_limit"]
+    assert model.update_mask({**cur, "rps_limit": 2400}, {**cur, "rps_limit": None}) == []  # unset keeps it
+
+
+def test_state_shows_rps_limit() -> None:
+    assert model.namespace_state(_info(rps_limit=2400.0))["rps_limit"] == 2400
+    assert model.namespace_state(_info(rps_limit=2.5))["rps_limit"] == 2.5
 
 
 # ---------------------------------------------------------------- installer pieces

@@ -38,6 +38,7 @@ SERVER_FIELD_TO_ATTRIBUTE = {
     "retention": "retention_days",
     "search_attributes": "search_attributes",
     "archival_uri": "archival_uri",
+    "rps_limit": "rps_limit",
 }
 
 

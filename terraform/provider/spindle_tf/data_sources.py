@@ -28,6 +28,7 @@ NAMESPACE_OBJECT = Object({
     "retention_days": types.Number(),
     "search_attributes": types.Map(_S),
     "archival_uri": _S,
+    "rps_limit": types.Number(),
 })
 
 
@@ -59,6 +60,8 @@ class NamespaceDataSource(DataSource):
                 schema.Attribute("search_attributes", types.Map(_S), computed=True,
                                  description="Custom search attributes: name -> type."),
                 schema.Attribute("archival_uri", _S, computed=True),
+                schema.Attribute("rps_limit", types.Number(), computed=True,
+                                 description="Requests per second per server process (0 = unlimited)."),
             ],
         )
 

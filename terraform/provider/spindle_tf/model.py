@@ -19,7 +19,7 @@ ENUM_BY_TYPE_NAME: dict[str, int] = {name: i for i, name in TYPE_NAME_BY_ENUM.it
 
 #: Attributes of ``spindle_namespace`` that Terraform stores (resource and data source).
 NAMESPACE_FIELDS = ("id", "name", "namespace_id", "description", "owner_email", "retention_days",
-                    "search_attributes", "archival_uri")
+                    "search_attributes", "archival_uri", "rps_limit")
 
 
 class NamespaceInfoLike(Protocol):
@@ -32,6 +32,12 @@ class NamespaceInfoLike(Protocol):
     retention_ms: int
     search_attributes: Mapping[str, int]
     archival_uri: str
+    rps_limit: float
+
+
+def number(value: float) -> int | float:
+    """A float as Terraform shows it: whole numbers as ``int``."""
+    return int(value) if float(value).is_integer() else value
 
 
 def retention_days_from_ms(ms: int) -> int | float:
@@ -78,6 +84,7 @@ def namespace_state(info: NamespaceInfoLike, prior: Mapping[str, Any] | None = N
         "retention_days": retention_days_from_ms(info.retention_ms),
         "search_attributes": _keep_null(type_names(info.search_attributes), prior.get("search_attributes"), {}),
         "archival_uri": _keep_null(info.archival_uri, prior.get("archival_uri"), ""),
+        "rps_limit": number(info.rps_limit),
     }
 
 
@@ -92,6 +99,7 @@ def data_source_namespace(info: NamespaceInfoLike) -> dict[str, Any]:
         "retention_days": retention_days_from_ms(info.retention_ms),
         "search_attributes": type_names(info.search_attributes),
         "archival_uri": info.archival_uri,
+        "rps_limit": number(info.rps_limit),
     }
 
 
@@ -105,4 +113,6 @@ def update_mask(current: Mapping[str, Any], planned: Mapping[str, Any]) -> list[
         mask.append("retention")
     if (current.get("search_attributes") or {}) != (planned.get("search_attributes") or {}):
         mask.append("search_attributes")
+    if planned.get("rps_limit") is not None and current.get("rps_limit") != planned.get("rps_limit"):
+        mask.append("rps_limit")
     return mask

@@ -26,7 +26,9 @@ def _known(value: Any) -> Any:
 def _namespace_fields(planned: State) -> dict[str, Any]:
     """The namespace's fields of a Create/UpdateNamespaceRequest, from the planned state."""
     retention = _known(planned.get("retention_days"))
+    rps_limit = _known(planned.get("rps_limit"))
     return dict(
+        **({"rps_limit": float(rps_limit)} if rps_limit is not None else {}),  # unset: the server's default
         name=planned["name"],
         description=planned.get("description") or "",
         owner_email=planned.get("owner_email") or "",
@@ -37,7 +39,7 @@ def _namespace_fields(planned: State) -> dict[str, Any]:
 
 
 class NamespaceResource(Resource):
-    """A Spindle namespace: retention, custom search attributes, archival and ownership.
+    """A Spindle namespace: retention, custom search attributes, archival, request rate limit and ownership.
 
     The name is the identity (changing it replaces the namespace) and the import ID.
     """
@@ -77,6 +79,11 @@ class NamespaceResource(Resource):
                 schema.Attribute("archival_uri", S, optional=True,
                                  description="Where closed histories are archived: `gs://BUCKET/PREFIX` or "
                                              "`file:///PATH`."),
+                schema.Attribute("rps_limit", types.Number(), optional=True, computed=True,
+                                 description="Requests per second the namespace's clients may make, per server "
+                                             "process (0 = unlimited); calls over it get RESOURCE_EXHAUSTED with a "
+                                             "retry delay. Unset: the server's default (namespace_rps_limit) at "
+                                             "creation, and the current value afterwards."),
                 schema.Attribute("force_destroy", types.Bool(), optional=True,
                                  description="Destroy terminates running executions. Without it, destroying a "
                                              "namespace that has running executions fails. Must be applied before "

@@ -11,6 +11,7 @@ Values that Terraform does not know yet (``Unknown``) are skipped: callers pass 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -156,6 +157,16 @@ def check_archival_uri(value: Any, problems: Problems, attribute: str = "archiva
         )
 
 
+def check_rps_limit(value: Any, problems: Problems, attribute: str = "rps_limit") -> None:
+    """A finite number of requests per second, 0 (unlimited) or more, or unset."""
+    if value is None:
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    if not ok:
+        problems.error([attribute], f"Invalid rps_limit {value!r}",
+                       f"{attribute}: requests per second, 0 (unlimited) or a positive number; got {value!r}.")
+
+
 def check_namespace_config(config: Mapping[str, Any], is_unknown: IsUnknown = _never_unknown) -> Problems:
     """All checks for a ``spindle_namespace`` resource configuration."""
     problems = Problems()
@@ -169,6 +180,7 @@ def check_namespace_config(config: Mapping[str, Any], is_unknown: IsUnknown = _n
     check_search_attributes(config.get("search_attributes"), problems, is_unknown)
     check_owner_email(known("owner_email"), problems)
     check_archival_uri(known("archival_uri"), problems)
+    check_rps_limit(known("rps_limit"), problems)
     return problems
 
 

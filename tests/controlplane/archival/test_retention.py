@@ -139,7 +139,8 @@ async def test_retention_archives_to_a_folder_then_deletes_and_reads_back(file_e
 
 
 async def test_retention_archives_to_gcs_and_reads_back(fake_gcs: Any, gcs_bucket: str, tmp_path: Path) -> None:
-    async with await WorkflowEnvironment.start_time_skipping(config=config()) as env:
+    async with await WorkflowEnvironment.start_time_skipping(
+            config=config(archival_allowed_roots=(f"gs://{gcs_bucket}",))) as env:
         await env.client.update_namespace(archival_uri=f"gs://{gcs_bucket}/spindle-archive", retention=timedelta(days=1))
         handle = await run_one(env, "wf-gcs")
         rid = (await handle.describe()).run_id
@@ -155,7 +156,8 @@ async def test_retention_archives_to_gcs_and_reads_back(fake_gcs: Any, gcs_bucke
 
 
 async def test_failing_archive_never_deletes_and_is_retried(fake_gcs: Any, gcs_bucket: str) -> None:
-    async with await WorkflowEnvironment.start_time_skipping(config=config()) as env:
+    async with await WorkflowEnvironment.start_time_skipping(
+            config=config(archival_allowed_roots=(f"gs://{gcs_bucket}",))) as env:
         await env.client.update_namespace(archival_uri=f"gs://{gcs_bucket}/a", retention=timedelta(days=1))
         handle = await run_one(env, "wf-down")
         rid = (await handle.describe()).run_id

@@ -23,6 +23,9 @@ def test_defaults_and_durations() -> None:
     assert parse_config({"store": {"sqlite": {"path": "x.db"}}, "auth": OPEN}).store.path == "x.db"
     arch = parse_config({"store": SPANNER, "archival": {"uri": "gs://b/a", "blob_store_uri": "file:///tmp/b"}, "auth": OPEN})
     assert (arch.server_config().archive_uri, arch.server_config().blob_store_uri) == ("gs://b/a", "file:///tmp/b")
+    assert arch.server_config().archival_allowed_roots == ()  # namespaces may not set their own by default
+    roots = parse_config({"store": SPANNER, "archival": {"allowed_roots": ["gs://b/tenants", "file:///srv/a"]}, "auth": OPEN})
+    assert roots.server_config().archival_allowed_roots == ("gs://b/tenants", "file:///srv/a")
 
 
 @pytest.mark.parametrize("data, needle", [
@@ -36,6 +39,9 @@ def test_defaults_and_durations() -> None:
     ({"store": SPANNER, "server": {"nope": 1}}, "unknown setting(s) nope"),
     ({"store": SPANNER, "archival": {"uri": "s3://x"}}, "archival.uri: 's3://x' must be"),
     ({"store": SPANNER, "archival": {"bucket": "x"}}, "archival: unknown key(s) bucket"),
+    ({"store": SPANNER, "archival": {"allowed_roots": "gs://b"}}, "archival.allowed_roots: expected a list"),
+    ({"store": SPANNER, "archival": {"allowed_roots": ["s3://b"]}}, "archival.allowed_roots: 's3://b': unsupported"),
+    ({"store": SPANNER, "archival": {"allowed_roots": ["file://host/x"]}}, "needs an absolute path"),
 ])
 def test_errors_name_the_key(data: dict[str, object], needle: str) -> None:
     with pytest.raises(ConfigError) as ei:
