@@ -46,6 +46,10 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--archive-uri", default="",
                      help="archive closed runs here at retention (file:///dir or gs://bucket/prefix) for namespaces "
                           "without their own archival_uri (default: delete without archiving)")
+    dev.add_argument("--tls-cert-file", default=None, help="serve TLS with this PEM certificate (needs --tls-key-file)")
+    dev.add_argument("--tls-key-file", default=None, help="PEM private key of --tls-cert-file")
+    dev.add_argument("--tls-client-ca-file", default=None,
+                     help="require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert-file)")
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
@@ -57,6 +61,7 @@ def _start_dev(args: argparse.Namespace) -> int:
         raise CliError(f"--port: {args.port} is not a port number (0-65535)")
     if args.shards < 1:
         raise CliError(f"--shards: must be at least 1, got {args.shards}")
+    _dev_tls(args)  # refuse bad TLS flags before anything starts
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return asyncio.run(_run_dev(args))
 
@@ -95,12 +100,15 @@ async def _run_dev(args: argparse.Namespace) -> int:
             raise CliError(str(e)) from None
         for ns in args.namespace:
             await cp.namespaces.ensure(ns)
+        tls = _dev_tls(args)
         try:
-            server, port = await serve(cp, args.ip, args.port)
+            server, port = await serve(cp, args.ip, args.port, tls=tls)
         except (OSError, RuntimeError) as e:
             raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
         settle_after_start()
-        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default')", flush=True)
+        secured = "" if tls is None else (", TLS with client certificates" if tls.mutual else ", TLS")
+        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default'{secured})",
+              flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -111,6 +119,23 @@ async def _run_dev(args: argparse.Namespace) -> int:
     finally:
         await cp.stop()
         lock.release()
+
+
+def _dev_tls(args: argparse.Namespace) -> Any:
+    """The ``ServerTLS`` of start-dev's ``--tls-*`` flags (None: plaintext); CliError naming the flag."""
+    from spindle.controlplane._tls import ServerTLS, TLSFileError
+
+    if not (args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file):
+        return None
+    if not args.tls_cert_file or not args.tls_key_file:
+        raise CliError("--tls-cert-file and --tls-key-file go together (and --tls-client-ca-file needs both)")
+    tls = ServerTLS(args.tls_cert_file, args.tls_key_file, args.tls_client_ca_file or None)
+    try:
+        tls.check("--tls")
+    except TLSFileError as e:
+        raise CliError(str(e).replace("--tls.cert_file", "--tls-cert-file").replace("--tls.key_file", "--tls-key-file")
+                       .replace("--tls.client_ca_file", "--tls-client-ca-file")) from None
+    return tls
 
 
 def _load_settings(path: str) -> dict[str, object]:

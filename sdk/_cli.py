@@ -15,6 +15,7 @@ import sys
 from typing import Any, Awaitable, Callable
 
 from . import exceptions as E
+from ._cli_tls import add_tls_arguments, tls_from_args
 from ._client import Client, WorkflowExecutionDescription
 from ._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from ._history import History
@@ -27,6 +28,7 @@ class _UserError(Exception):
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default="127.0.0.1:7233", help="server address, or embedded:PATH (default 127.0.0.1:7233)")
     p.add_argument("--namespace", "-n", default="default", help="namespace (default 'default')")
+    add_tls_arguments(p)
 
 
 def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
@@ -62,7 +64,11 @@ def _duration(value: str | None, flag: str) -> datetime.timedelta | None:
 def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Callable[[argparse.Namespace], int]:
     def go(args: argparse.Namespace) -> int:
         async def main() -> int:
-            client = await Client.connect(args.address, namespace=args.namespace)
+            try:
+                tls = tls_from_args(args)
+            except ValueError as e:
+                raise _UserError(str(e)) from None
+            client = await Client.connect(args.address, namespace=args.namespace, tls=tls)
             try:
                 return await coro_fn(args, client)
             finally:
