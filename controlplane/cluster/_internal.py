@@ -36,6 +36,7 @@ import itertools
 import json
 import logging
 import math
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -202,8 +203,12 @@ class InternalService:
         return {"id": self.hold(ref, queue, kind, sticky)}
 
     def hold(self, ref: TaskRef, queue: str, kind: int, sticky: bool) -> str:
-        """Keep ``ref`` under a new reservation id until started or given back (or expired)."""
-        rid = f"{self.member_id}:{next(self._ids)}"
+        """Keep ``ref`` under a new reservation id until started or given back (or expired).
+
+        The id carries 128 random bits: only the member that reserved the task can start it
+        (a counter alone would let any caller start the task someone else reserved).
+        """
+        rid = f"{self.member_id}:{next(self._ids)}:{secrets.token_urlsafe(16)}"
         res = Reservation(ref, queue, kind, sticky)
         res.timer = asyncio.get_running_loop().call_later(RESERVATION_TTL, self.give_back, rid)
         self._reservations[rid] = res

@@ -26,8 +26,9 @@ from spindle.controlplane._tls import MemberTLS, ServerTLS
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, InternalConfig, StoreConfig
-from spindle.controlplane.cluster._peers import METHOD, Peers, b64
+from spindle.controlplane.cluster._peers import METHOD, Peers, b64, unb64
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
+from spindle.controlplane.matching import KIND_WORKFLOW
 from tls_certs import CertificateAuthority, CertKey
 
 SHARDS = 6
@@ -153,6 +154,97 @@ async def test_only_members_reach_the_internal_listener(cluster: list[ClusterNod
     assert json.loads(ok)["member_id"] == a.member_id
 
 
+def attacks(victim: str, queue: str, ns_id: str) -> dict[str, dict[str, object]]:
+    """The internal calls the issue made from outside, aimed at ``victim`` (a running workflow on ``queue``)."""
+    long_req = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id="x" * 100_000, workflow_type="T",
+                                                 task_queue=queue, request_id=uuid.uuid4().hex)
+    big = pb.Payloads(payloads=[pb.Payload(metadata={"encoding": b"binary/plain"}, data=b"\0" * 10_000_000)])
+    big_req = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id="big-input", workflow_type="T",
+                                                task_queue=queue, request_id=uuid.uuid4().hex, input=big)
+    return {
+        "terminate": {"op": "terminate", "ns": "default",
+                      "execution": b64(pb.WorkflowExecution(workflow_id=victim).SerializeToString()),
+                      "reason": "pwned", "details": "", "identity": "attacker"},
+        "probe_write": {"op": "probe_write", "shard_id": 0, "range_id": 1},
+        "start_workflow (100,000-character id)": {"op": "start_workflow", "ns": "default",
+                                                  "req": b64(long_req.SerializeToString()), "parent": None},
+        "start_workflow (10 MB input)": {"op": "start_workflow", "ns": "default",
+                                         "req": b64(big_req.SerializeToString()), "parent": None},
+        "reserve": {"op": "reserve", "kind": KIND_WORKFLOW, "ns_id": ns_id, "queue": queue, "timeout": 1},
+        "start (a guessed reservation)": {"op": "start", "id": "m0:1", "identity": "attacker"},
+    }
+
+
+async def test_the_issues_attacks_fail_from_outside_and_change_nothing(cluster: list[ClusterNode], pki: Pki) -> None:
+    """terminate, probe_write, start_workflow and reserve+start, sent as the issue sent them, to every member.
+
+    The public port does not serve the method (UNIMPLEMENTED); the internal listener
+    refuses the connection before reading a byte of it (UNAVAILABLE at the handshake) for
+    plaintext, for a client without a certificate, for a client certificate of the public
+    listener and for a member-named certificate from another CA. The victim keeps running
+    and its first workflow task is still there for the real worker.
+    """
+    ns = cluster[0].engine.namespaces.get("default")
+    tq, victim = "victim-" + uuid.uuid4().hex[:6], "victim-" + uuid.uuid4().hex[:6]
+    client = await Client.connect(cluster[0].address, tls=pki.client_tls())
+    try:
+        handle = await client.start_workflow(ChildWf.run, 21, id=victim, task_queue=tq)
+        cluster_ca = pki.cluster_ca.cert_pem
+        stranger = pki.other_ca.issue("member", ip_addresses=["127.0.0.1"])
+        outsiders = {
+            "plaintext": None,
+            "no certificate": grpc.ssl_channel_credentials(cluster_ca),
+            "a client certificate": grpc.ssl_channel_credentials(cluster_ca, pki.client.key, pki.client.cert),
+            "another CA's certificate": grpc.ssl_channel_credentials(cluster_ca, stranger.key, stranger.cert),
+        }
+        public = grpc.ssl_channel_credentials(pki.client_ca.cert_pem, pki.client.key, pki.client.cert)
+        for name, payload in attacks(victim, tq, ns.id).items():
+            for n in cluster:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await raw_internal_call(n.address, public, payload)
+                assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED, (name, n.member_id)
+                for who, creds in outsiders.items():
+                    with pytest.raises(grpc.aio.AioRpcError) as err:
+                        await raw_internal_call(n.internal_address, creds, payload)
+                    assert err.value.code() == grpc.StatusCode.UNAVAILABLE, (name, who, n.member_id)
+        desc = await handle.describe()
+        assert desc.status.name == "RUNNING"
+        assert await cluster[0].store.count_running(ns.id) == 1  # the victim only: nothing was started
+        assert await cluster[0].store.get_current(ns.id, "big-input") is None
+        history = await handle.fetch_history()  # nobody took its first workflow task
+        assert [e.event_type for e in history] == ["WorkflowExecutionStarted", "WorkflowTaskScheduled"]
+        async with Worker(client, task_queue=tq, workflows=[ChildWf], activities=[double]):
+            assert await handle.result() == 42  # its first task was still queued for a real worker
+    finally:
+        await client.close()
+
+
+async def test_a_reserved_task_is_started_only_with_its_reservation_id(cluster: list[ClusterNode], pki: Pki) -> None:
+    """reserve + start is how a poll takes a task from another member; a guessed id takes nothing."""
+    ns = cluster[0].engine.namespaces.get("default")
+    tq, wid = "res-" + uuid.uuid4().hex[:6], "res-" + uuid.uuid4().hex[:6]
+    client = await Client.connect(cluster[0].address, tls=pki.client_tls())
+    peers = Peers(tls=pki.member_tls)
+    try:
+        await client.start_workflow(ChildWf.run, 1, id=wid, task_queue=tq)
+        owner = next(n for n in cluster if cluster[0].engine.shard_id_of(ns.id, wid) in n.engine.shards)
+        reserve = {"op": "reserve", "kind": KIND_WORKFLOW, "ns_id": ns.id, "queue": tq, "timeout": 10}
+        rid = (await peers.call(owner.internal_address, reserve, timeout=30))["id"]
+        member, counter = rid.split(":")[:2]
+        for guess in (f"{member}:{counter}", f"{member}:{counter}:{'A' * 22}"):
+            assert await peers.call(owner.internal_address, {"op": "start", "id": guess}, timeout=30) == {}, guess
+        with pytest.raises(InvalidArgument, match="id: required"):
+            await peers.call(owner.internal_address, {"op": "start"}, timeout=30)
+        assert [e.event_type for e in await client.get_workflow_handle(wid).fetch_history()] == [
+            "WorkflowExecutionStarted", "WorkflowTaskScheduled"]
+        out = await peers.call(owner.internal_address, {"op": "start", "id": rid, "identity": "m-test"}, timeout=30)
+        resp = svc.PollWorkflowTaskQueueResponse.FromString(unb64(out["response"]))
+        assert resp.workflow_execution.workflow_id == wid
+    finally:
+        await peers.close()
+        await client.close()
+
+
 async def test_the_internal_rpc_checks_what_it_runs_like_the_frontend(cluster: list[ClusterNode], pki: Pki) -> None:
     """Even a member's certificate does not get an over-long id or an oversized input past the checks."""
     a = cluster[0]
@@ -208,6 +300,14 @@ async def test_the_internal_rpc_checks_what_it_runs_like_the_frontend(cluster: l
         with pytest.raises(InvalidArgument, match="rate: must be a finite number >= 0"):
             await peers.call(a.internal_address, {"op": "reserve", "kind": 1, "ns_id": ns.id, "queue": "q",
                                                   "timeout": 0, "rate": -1}, timeout=30)
+        with pytest.raises(InvalidArgument, match=r"shard_id: 99 is not a shard \(0\.\.5\)"):
+            await peers.call(a.internal_address, {"op": "probe_write", "shard_id": 99, "range_id": 1}, timeout=30)
+        with pytest.raises(InvalidArgument, match="range_id: expected an integer, got str"):
+            await peers.call(a.internal_address, {"op": "probe_write", "shard_id": 0, "range_id": "1"}, timeout=30)
+        # a range id that is not the shard's current one is fenced by the store: the write does not happen
+        stale = await peers.call(a.internal_address, {"op": "probe_write", "shard_id": 0, "range_id": 10**9},
+                                 timeout=30)
+        assert stale["error"] is not None, stale
         with pytest.raises(InvalidArgument, match="req: not a serialized StartWorkflowExecutionRequest"):
             await peers.call(a.internal_address, {"op": "start_workflow", "ns": "default", "req": b64(b"\xff\xff")},
                              timeout=30)
