@@ -20,8 +20,11 @@ LISTEN_RE = re.compile(r"spindle cluster member (\S+) listening on (\S+) \((?:[^
 
 def write_config(path: Path, *, project: str, instance: str, database: str, member_id: str, num_shards: int,
                  ttl: float, renew: float, tls: dict[str, str] | None = None, internal: dict[str, Any] | None = None,
-                 **server: Any) -> Path:
-    """A member's YAML configuration (``tls:`` and ``internal:`` sections when given)."""
+                 sections: dict[str, Any] | None = None, **server: Any) -> Path:
+    """A member's YAML configuration (``tls:`` and ``internal:`` sections when given).
+
+    ``sections``: more top-level sections, written as given (e.g. an ``auth:`` section).
+    """
     doc: dict[str, Any] = {
         "store": {"spanner": {"project": project, "instance": instance, "database": database}},
         "num_shards": num_shards, "listen": "127.0.0.1:0", "member_id": member_id,
@@ -31,6 +34,7 @@ def write_config(path: Path, *, project: str, instance: str, database: str, memb
         doc["tls"] = tls
     if internal is not None:
         doc["internal"] = internal
+    doc.update(sections or {})
     path.write_text(yaml.safe_dump(doc))
     return path
 

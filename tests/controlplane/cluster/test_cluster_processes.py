@@ -185,9 +185,17 @@ class Cluster:
 
     Member certificates name ``spindle-member`` only (``internal.tls.server_name``), so peers
     check each other against that name rather than the address they dial.
+
+    Hook for API keys (issue 15, auth): ``Cluster(..., sections={"auth": {...}},
+    connect_options={"api_key": key})`` writes the section into every member's configuration
+    and makes every client of the tests (``connect``) send the key; ``cluster3`` is the
+    fixture to change once the members accept an ``auth:`` section.
     """
 
-    def __init__(self, inst: SpannerTestInstance, tmp: Path, n: int) -> None:
+    def __init__(self, inst: SpannerTestInstance, tmp: Path, n: int, *, sections: dict[str, Any] | None = None,
+                 connect_options: dict[str, Any] | None = None) -> None:
+        """``sections``: extra top-level sections of every member's configuration (e.g. ``auth:``);
+        ``connect_options``: extra ``Client.connect`` arguments of every client (e.g. ``api_key``)."""
         self.db_id = inst.new_database_id()
         self.db = inst.instance.database(self.db_id)
         env = inst.emulator.client_env()
@@ -210,7 +218,9 @@ class Cluster:
                              internal={"listen": "127.0.0.1:0", "tls": {
                                  "cert_file": str(member_files[i][0]), "key_file": str(member_files[i][1]),
                                  "ca_file": str(cluster_ca_file), "server_name": "spindle-member"}},
-                             default_workflow_task_timeout=3.0) for i in range(n)]
+                             sections=sections, default_workflow_task_timeout=3.0) for i in range(n)]
+        #: Every client of the test connects with these (``connect``): TLS, and whatever ``connect_options`` adds.
+        self.connect_options: dict[str, Any] = {"tls": self.client_tls, **(connect_options or {})}
         out = setup_schema(cfgs[0], env)
         assert f"schema version 0 -> {MIGRATIONS[-1][0]}" in out
         assert "up to date" in setup_schema(cfgs[0], env)  # running it again changes nothing
@@ -220,7 +230,8 @@ class Cluster:
             assert m.internal_address and m.internal_address != m.address
 
     async def connect(self, member: Member) -> Client:
-        return await Client.connect(member.address, tls=self.client_tls)
+        """A client of ``member``'s public listener (the only way the tests connect)."""
+        return await Client.connect(member.address, **self.connect_options)
 
     def stop(self) -> None:
         for m in self.members:
