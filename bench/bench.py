@@ -9,6 +9,11 @@ Workloads match the peers' anchor benchmark (../shared/anchors): W1 = 1,000 work
 sequential activities with at most 100 in flight, then an open-loop rate at half the measured
 maximum for 20 s; W2 = 2,000 workflows sleeping 2 s; W3 = 500 workflows parked on a signal,
 one signal each (burst), and W3-seq = single signals on an idle server.
+
+--tls (start-dev only): the server serves mutual TLS with certificates made for the run
+(a CA, a server certificate for 127.0.0.1, a client certificate); the driver and the worker
+connect with them (the worker reads the SPINDLE_TLS_* variables). Compare with a run without
+it, back to back: the issue's target is W1 within 15%.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 from spindle import Client, Worker  # noqa: E402
+from spindle.envconfig import ClientConfig  # noqa: E402
 from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
@@ -275,19 +281,37 @@ async def run_workloads(client: Client, a: argparse.Namespace, pids: dict[str, i
     return out
 
 
-def _spawn_server(db: str) -> tuple[subprocess.Popen, str]:
+def _make_pki(folder: str) -> tuple[list[str], dict[str, str]]:
+    """Certificates for a mutual-TLS run: start-dev's flags and the clients' SPINDLE_TLS_* variables."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    from pathlib import Path
+
+    from tls_certs import CertificateAuthority  # made with ``cryptography``, as the tests do
+
+    d = Path(folder)
+    ca = CertificateAuthority("Spindle bench CA")
+    ca_file = ca.write(d, "ca")
+    scert, skey = ca.issue_server().write(d, "server")
+    ccert, ckey = ca.issue("bench-client").write(d, "client")
+    flags = ["--tls-cert-file", str(scert), "--tls-key-file", str(skey), "--tls-client-ca-file", str(ca_file)]
+    return flags, {"SPINDLE_TLS_CA_FILE": str(ca_file), "SPINDLE_TLS_CERT_FILE": str(ccert),
+                   "SPINDLE_TLS_KEY_FILE": str(ckey)}
+
+
+def _spawn_server(db: str, tls_flags: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     exe = shutil.which("spindle") or os.path.join(os.path.dirname(sys.executable), "spindle")
     log = os.environ.get("SPINDLE_SERVER_LOG")
     extra = ["--config", os.environ["SPINDLE_SERVER_CONFIG"]] if os.environ.get("SPINDLE_SERVER_CONFIG") else []
+    extra += tls_flags or []
     proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0", *extra,
                              "--log-level", os.environ.get("SPINDLE_SERVER_LOG_LEVEL", "warning")], stdout=subprocess.PIPE,
                             stderr=open(log, "w") if log else subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     m = re.search(r"listening on (\S+)", line)
-    if not m:
+    if not m or (tls_flags and "TLS with client certificates" not in line):
         proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
+        raise RuntimeError(f"server did not start{' with mutual TLS' if tls_flags else ''}: {line!r}")
     return proc, m.group(1)
 
 
@@ -302,11 +326,14 @@ async def main() -> None:
     ap.add_argument("--signals", type=int, default=500)
     ap.add_argument("--seq-signals", type=int, default=50)
     ap.add_argument("--only", default="w1,w1rate,w2,w3,w3seq")
+    ap.add_argument("--tls", action="store_true", help="start-dev serves mutual TLS (certificates made for the run)")
     a = ap.parse_args()
+    if a.tls and a.mode != "start-dev":
+        ap.error("--tls: only with --mode start-dev (embedded mode has no network)")
     tmp = tempfile.mkdtemp(prefix="spindle-bench-")
     db = os.path.join(tmp, "bench.db")
     out: dict = {"engine": "spindle", "mode": a.mode, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                 "nproc": os.cpu_count()}
+                 "nproc": os.cpu_count(), "tls": a.tls}
     try:
         if a.mode == "embedded":
             client = await Client.connect("embedded:" + db)
@@ -315,14 +342,16 @@ async def main() -> None:
                 out.update(await run_workloads(client, a, {}))
             await client.close()
         else:
-            server, addr = _spawn_server(db)
+            tls_flags, tls_env = _make_pki(tmp) if a.tls else ([], {})
+            server, addr = _spawn_server(db, tls_flags)
             worker = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), addr], stdout=subprocess.PIPE,
-                                      text=True)
+                                      text=True, env={**os.environ, **tls_env})
             try:
                 assert worker.stdout is not None
                 if "worker ready" not in worker.stdout.readline():
                     raise RuntimeError("worker did not start")
-                client = await Client.connect(addr)
+                tls = ClientConfig.load_client_connect_config(override_env_vars=tls_env).get("tls", False)
+                client = await Client.connect(addr, tls=tls)
                 out.update(await run_workloads(client, a, {"server": server.pid, "worker": worker.pid}))
                 out["rss_end_mb"] = {"server": proc_rss_mb(server.pid), "worker": proc_rss_mb(worker.pid)}
                 await client.close()

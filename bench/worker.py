@@ -1,4 +1,7 @@
-"""The benchmark's worker process: ``python bench/worker.py ADDRESS`` (prints "worker ready")."""
+"""The benchmark's worker process: ``python bench/worker.py ADDRESS`` (prints "worker ready").
+
+TLS settings come from the SPINDLE_TLS_* variables (``spindle.envconfig``), as bench.py --tls sets them.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +13,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from spindle import Client, Worker  # noqa: E402
+from spindle.envconfig import ClientConfig  # noqa: E402
 from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 
 async def main(address: str) -> None:
-    client = await Client.connect(address)
+    tls = ClientConfig.load_client_connect_config().get("tls", False)
+    client = await Client.connect(address, tls=tls)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for s in (signal.SIGTERM, signal.SIGINT):

@@ -50,6 +50,10 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--auth", action="store_true",
                      help="require API keys (off by default: the dev server listens on 127.0.0.1 only). The first "
                           "start prints a generated system_admin key, once")
+    dev.add_argument("--tls-cert-file", default=None, help="serve TLS with this PEM certificate (needs --tls-key-file)")
+    dev.add_argument("--tls-key-file", default=None, help="PEM private key of --tls-cert-file")
+    dev.add_argument("--tls-client-ca-file", default=None,
+                     help="require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert-file)")
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
@@ -61,6 +65,7 @@ def _start_dev(args: argparse.Namespace) -> int:
         raise CliError(f"--port: {args.port} is not a port number (0-65535)")
     if args.shards < 1:
         raise CliError(f"--shards: must be at least 1, got {args.shards}")
+    _dev_tls(args)  # refuse bad TLS flags before anything starts
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return asyncio.run(_run_dev(args))
 
@@ -103,8 +108,9 @@ async def _run_dev(args: argparse.Namespace) -> int:
             raise CliError(str(e)) from None
         for ns in args.namespace:
             await cp.namespaces.ensure(ns)
+        tls = _dev_tls(args)
         try:
-            server, port = await serve(cp, args.ip, args.port)
+            server, port = await serve(cp, args.ip, args.port, tls=tls)
         except (OSError, RuntimeError) as e:
             raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
         settle_after_start()
@@ -114,7 +120,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
             warning = open_listener_warning(args.ip, port)
             if warning:
                 print(f"spindle: {warning}", file=sys.stderr, flush=True)
-        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default'"
+        secured = "" if tls is None else (", TLS with client certificates" if tls.mutual else ", TLS")
+        print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default'{secured}"
               f"{', API keys required' if args.auth else ''})", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -139,6 +146,21 @@ async def _dev_admin_key(cp: Any) -> str:
     return ("spindle: API keys are required (--auth). A system_admin key was generated; it is shown this once:\n"
             f"    {secret}\n"
             f"  (id {row.key_id}) use it with --api-key or SPINDLE_API_KEY, or Client.connect(..., api_key=...)")
+def _dev_tls(args: argparse.Namespace) -> Any:
+    """The ``ServerTLS`` of start-dev's ``--tls-*`` flags (None: plaintext); CliError naming the flag."""
+    from spindle.controlplane._tls import ServerTLS, TLSFileError
+
+    if not (args.tls_cert_file or args.tls_key_file or args.tls_client_ca_file):
+        return None
+    if not args.tls_cert_file or not args.tls_key_file:
+        raise CliError("--tls-cert-file and --tls-key-file go together (and --tls-client-ca-file needs both)")
+    tls = ServerTLS(args.tls_cert_file, args.tls_key_file, args.tls_client_ca_file or None)
+    try:
+        tls.check("--tls")
+    except TLSFileError as e:
+        raise CliError(str(e).replace("--tls.cert_file", "--tls-cert-file").replace("--tls.key_file", "--tls-key-file")
+                       .replace("--tls.client_ca_file", "--tls-client-ca-file")) from None
+    return tls
 
 
 def _load_settings(path: str) -> dict[str, object]:

@@ -8,6 +8,7 @@ import os
 import grpc
 
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
+from spindle.controlplane._tls import ServerTLS, add_port
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ApiKeys, AuthSettings, Authorizer, enable_audit_log
 from spindle.controlplane.clock import Clock
@@ -94,12 +95,17 @@ class ControlPlane:
         await self.store.close()
 
 
-async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233) -> tuple[grpc.aio.Server, int]:
-    """Start a gRPC server for ``cp`` (already started). Returns the server and the bound port."""
+async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233,
+                tls: ServerTLS | None = None) -> tuple[grpc.aio.Server, int]:
+    """Start a gRPC server for ``cp`` (already started). Returns the server and the bound port.
+
+    With ``tls`` the port speaks TLS only (and requires client certificates when
+    ``tls.client_ca_file`` is set).
+    """
     server = grpc.aio.server(options=GRPC_OPTIONS)
     enable_audit_log()
     service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(cp.frontend, cp.authorizer), server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    bound = add_port(server, f"{host}:{port}", tls)
     if bound == 0:
         raise OSError(f"cannot listen on {host}:{port} (is another server running there?)")
     await server.start()

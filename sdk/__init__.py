@@ -16,12 +16,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from spindle import activity, client, common, converter, exceptions, worker, workflow
+    from spindle import activity, client, common, converter, exceptions, service, worker, workflow
     from spindle._client import AsyncActivityHandle, Client, WorkflowExecutionDescription, WorkflowHandle
     from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
     from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
     from spindle._history import History, HistoryEvent
     from spindle._retry_policy import RetryPolicy
+    from spindle._tls import TLSConfig
     from spindle._worker import Worker
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "PayloadCodec",
     "ZlibCodec",
     "EncryptionCodec",
+    "TLSConfig",
 ]
 
 _LAZY: dict[str, str] = {
@@ -60,10 +62,12 @@ _LAZY: dict[str, str] = {
     "PayloadCodec": "spindle._converter",
     "ZlibCodec": "spindle._converter",
     "EncryptionCodec": "spindle._converter",
+    "TLSConfig": "spindle._tls",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
-# they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.worker``.
-_SUBMODULES = frozenset({"workflow", "activity", "client", "common", "converter", "exceptions", "worker"})
+# they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /
+# ``.worker``.
+_SUBMODULES = frozenset({"workflow", "activity", "client", "common", "converter", "exceptions", "service", "worker"})
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ import sys
 from typing import Any, Awaitable, Callable
 
 from . import exceptions as E
+from ._cli_tls import add_tls_arguments, tls_from_args
 from ._client import Client, WorkflowExecutionDescription
 from ._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from ._history import History
@@ -32,6 +33,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", "-n", default="default", help="namespace (default 'default')")
     p.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None, metavar="KEY",
                    help="API key, spk_... (default: $SPINDLE_API_KEY)")
+    add_tls_arguments(p)
 
 
 def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
@@ -68,7 +70,11 @@ def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Cal
     def go(args: argparse.Namespace) -> int:
         async def main() -> int:
             try:
-                client = await Client.connect(args.address, namespace=args.namespace, api_key=args.api_key)
+                tls = tls_from_args(args)
+            except ValueError as e:
+                raise _UserError(str(e)) from None
+            try:
+                client = await Client.connect(args.address, namespace=args.namespace, api_key=args.api_key, tls=tls)
             except ValueError as e:
                 raise _UserError(str(e)) from None
             try:

@@ -37,6 +37,7 @@ from spindle._payload_visitor import decode_message, encode_message
 from spindle._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
 from spindle._retry_delay import call_with_retries, retry_delay, throttled_wait
 from spindle._search_attributes import TypedSearchAttributes, search_attributes_to_payloads, typed_from_payloads
+from spindle._tls import TLSConfig, as_tls_config, explain_connect_failure, is_tls_refusal, open_channel
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage, send_update
 
 __all__ = [
@@ -369,11 +370,12 @@ class Client:
         codecs: Sequence[PayloadCodec] = (),
         identity: str | None = None,
         api_key: str | None = None,
+        tls: bool | TLSConfig | None = None,
     ) -> Client:
         """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
         Args:
-            target_host: ``"host:port"`` (insecure gRPC) or ``"embedded:PATH"`` for an
+            target_host: ``"host:port"`` or ``"embedded:PATH"`` for an
                 in-process control plane on the SQLite file ``PATH`` (``:memory:``
                 works too); the client owns it and stops it on :meth:`close`.
             namespace: the namespace every call of this client addresses.
@@ -384,19 +386,29 @@ class Client:
             api_key: an API key (``spk_...``) sent with every call of this client and its
                 workers, as ``authorization: Bearer ...`` metadata; change it later with
                 :attr:`api_key`. Ignored by an embedded control plane (it is your own process).
+            tls: ``None``/``False``: plaintext. ``True``: TLS, the server's certificate
+                checked against gRPC's default (public) roots. A :class:`spindle.TLSConfig`:
+                TLS with its CA, server name and client certificate (mutual TLS). Not
+                used with ``embedded:``.
 
         Raises:
             RPCError: the server cannot be reached (``status="UNAVAILABLE"``), or it refuses
-                the key (``status="UNAUTHENTICATED"``: unknown, wrong, revoked or expired).
-            ValueError: ``target_host`` is empty or not a string, or ``api_key`` is not a
-                printable key.
+                the key (``status="UNAUTHENTICATED"``: unknown, wrong, revoked or expired); a
+                TLS problem (an untrusted server certificate, a server that refuses this
+                client's certificate or wants one) says so in the message and is not retried.
+            ValueError: ``target_host`` is empty or not a string, ``api_key`` is not a
+                printable key, or ``tls`` is given with ``embedded:``.
+            TypeError: ``tls`` is not a bool, None or a TLSConfig.
             Exception: the embedded control plane's errors (e.g. the file is locked
                 by another process) propagate unchanged.
         """
         if not isinstance(target_host, str) or not target_host:
             raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
         api_key = check_api_key(api_key)
+        tls_config = as_tls_config(tls)
         if target_host.startswith(_EMBEDDED_PREFIX):
+            if tls_config is not None:
+                raise ValueError("tls: an embedded control plane runs in this process; there is no connection to secure")
             from spindle.controlplane import embedded
 
             cp = await embedded.start(target_host[len(_EMBEDDED_PREFIX):])
@@ -404,8 +416,9 @@ class Client:
                          identity=identity, embedded=cp)
             client._api_key = api_key
             return client
-        channel = grpc.aio.insecure_channel(
+        channel = open_channel(
             target_host,
+            tls_config,
             options=[
                 ("grpc.max_receive_message_length", 128 * 1024 * 1024),
                 ("grpc.max_send_message_length", 128 * 1024 * 1024),
@@ -419,8 +432,27 @@ class Client:
         )
         client = cls(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), namespace=namespace,
                      data_converter=data_converter, codecs=codecs, identity=identity, channel=channel)
+        closed_in_a_row = 0
+
+        def refused(e: grpc.aio.AioRpcError) -> bool:
+            # A failed handshake is not transient. A connection the server closes again and again
+            # (three times, 0.35 s) is a refused handshake too: a server that requires a client
+            # certificate, or a TLS server reached in plaintext (a restarting server refuses the
+            # connection instead).
+            nonlocal closed_in_a_row
+            details = e.details() or ""
+            closed_in_a_row = closed_in_a_row + 1 if "socket closed" in details.lower() else 0
+            return is_tls_refusal(details) or closed_in_a_row >= 3
+
         try:
-            await client._rpc("GetSystemInfo", svc.GetSystemInfoRequest(), timeout=10.0, not_found="rpc")
+            await client._rpc("GetSystemInfo", svc.GetSystemInfoRequest(), timeout=10.0, not_found="rpc",
+                              stop_retrying=refused)
+        except E.RPCError as e:
+            await channel.close()
+            hint = explain_connect_failure(e.message, target_host, tls_config) if e.status == "UNAVAILABLE" else None
+            if hint is not None:
+                raise E.RPCError(hint, status=e.status) from e
+            raise
         except BaseException:
             await channel.close()
             raise
@@ -463,15 +495,16 @@ class Client:
     # ------------------------------------------------------------------ plumbing
 
     async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
-                   not_found: str = "workflow") -> Any:
+                   not_found: str = "workflow",
+                   stop_retrying: Callable[[grpc.aio.AioRpcError], bool] | None = None) -> Any:
         """Call ``method``; calls that are safe to repeat are retried while the server is unavailable or throttles them.
 
         Starts and signals carry a request id set once per user call, so a retry after a
         reply lost in a crash is recorded once; reads are naturally repeatable. A throttled
         call (RESOURCE_EXHAUSTED with a retry delay: the namespace is over its request rate
         limit) is retried after the server's delay plus a jittered backoff. Retries stop
-        after ``_RETRY_BUDGET`` seconds (or when the next wait would pass it) and the last
-        error is raised.
+        after ``_RETRY_BUDGET`` seconds (or when the next wait would pass it), or at once
+        when ``stop_retrying(error)`` says so, and the last error is raised.
         """
         fn = getattr(self._stub, method)
         loop = asyncio.get_running_loop()
@@ -486,7 +519,7 @@ class Client:
             except grpc.aio.AioRpcError as e:
                 attempt += 1
                 wait = None
-                if method in _IDEMPOTENT:
+                if method in _IDEMPOTENT and not (stop_retrying is not None and stop_retrying(e)):
                     wait = delay if e.code() == grpc.StatusCode.UNAVAILABLE else throttled_wait(e, attempt)
                 if wait is None or loop.time() + wait > give_up:
                     raise map_rpc_error(e, not_found=not_found) from e

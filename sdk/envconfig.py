@@ -7,8 +7,13 @@ Code ported from Temporal connects with::
     client = await Client.connect(**config)
 
 Spindle reads the same environment variables as its command line: ``SPINDLE_ADDRESS``
-(-> ``target_host``), ``SPINDLE_NAMESPACE`` (-> ``namespace``) and ``SPINDLE_API_KEY``
-(-> ``api_key``). Temporal's TOML
+(-> ``target_host``), ``SPINDLE_NAMESPACE`` (-> ``namespace``), ``SPINDLE_API_KEY``
+(-> ``api_key``) and the TLS settings
+(-> ``tls``, a :class:`spindle.TLSConfig` or ``True``): ``SPINDLE_TLS`` (``true``: TLS with
+the default roots; ``false``: off), ``SPINDLE_TLS_CA_FILE`` (the server's CA),
+``SPINDLE_TLS_CERT_FILE`` + ``SPINDLE_TLS_KEY_FILE`` (a client certificate, mutual TLS) and
+``SPINDLE_TLS_SERVER_NAME`` (the name the server's certificate is checked against); any of
+the last four turns TLS on. The files are read when the config is loaded. Temporal's TOML
 profiles (``temporal.toml``) and ``TEMPORAL_*`` variables are not read: a variable meant for
 a Temporal cluster must not silently point a Spindle client at it.
 """
@@ -20,6 +25,8 @@ import os
 from collections.abc import Mapping
 from typing import TypedDict
 
+from spindle._tls import TLSConfig, tls_from_env
+
 __all__ = ["ClientConfig", "ClientConnectConfig"]
 
 
@@ -29,6 +36,7 @@ class ClientConnectConfig(TypedDict, total=False):
     target_host: str
     namespace: str
     api_key: str
+    tls: bool | TLSConfig
 
 
 class ClientConfig:
@@ -56,7 +64,9 @@ class ClientConfig:
             override_env_vars: read these instead of ``os.environ``.
 
         Raises:
-            ValueError: ``config_file`` or a profile other than the default was given.
+            ValueError: ``config_file`` or a profile other than the default was given, or a
+                TLS variable is wrong (a file that cannot be read, a certificate without its
+                key, ``SPINDLE_TLS=false`` with TLS files); the message names the variable.
         """
         if config_file is not None:
             raise ValueError(
@@ -75,4 +85,7 @@ class ClientConfig:
             config["namespace"] = env["SPINDLE_NAMESPACE"]
         if env.get("SPINDLE_API_KEY"):
             config["api_key"] = env["SPINDLE_API_KEY"]
+        tls = tls_from_env(env)
+        if tls is not None:
+            config["tls"] = tls
         return config

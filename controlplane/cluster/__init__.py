@@ -4,9 +4,9 @@ See ``README.md`` in this directory for the design. ``run_from_config`` backs
 ``spindle server start --config FILE``; ``ClusterNode`` runs a member in-process.
 """
 
-from ._config import ClusterConfig, ConfigError, StoreConfig, load_config, parse_config
+from ._config import ClusterConfig, ConfigError, InternalConfig, StoreConfig, load_config, parse_config
 from ._leases import LeaseManager, assign_shards, rendezvous_owner
 from ._node import ClusterNode, StartupError, make_store, run_from_config
 
-__all__ = ["ClusterConfig", "ClusterNode", "ConfigError", "LeaseManager", "StartupError", "StoreConfig", "assign_shards",
+__all__ = ["ClusterConfig", "ClusterNode", "ConfigError", "InternalConfig", "LeaseManager", "StartupError", "StoreConfig", "assign_shards",
            "load_config", "make_store", "parse_config", "rendezvous_owner", "run_from_config"]

@@ -15,10 +15,20 @@ Example::
     # and allowed_roots: [gs://bucket/tenants, file:///srv/archives]: where namespaces may set their own
     # archival_uri (ServerConfig archival_allowed_roots; default: nowhere)
     auth: {mode: api_keys, bootstrap_admin_key_file: /run/secrets/spindle-admin-key}   # required; see below
+    tls: {cert_file: server.crt, key_file: server.key, client_ca_file: clients-ca.crt}  # optional; the CA: mTLS
+    internal:                       # the members' own listener (Spanner store only)
+      listen: 0.0.0.0:7234
+      advertise: 10.0.0.5:7234      # what peers dial (stored in the membership row)
+      tls: {cert_file: member.crt, key_file: member.key, ca_file: cluster-ca.crt, server_name: spindle-member}
 
 ``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
 present an API key or a known client certificate; ``{mode: none}`` must be written out to
 run open. Its keys are in ``spindle.controlplane.auth._settings`` and docs/SECURITY.md.
+
+Without ``internal.tls`` the internal listener must be a loopback address (members on one
+machine: tests, development); it defaults to ``127.0.0.1:0`` when ``internal`` is absent,
+which is refused when ``listen``/``advertise`` are not loopback (members are then expected
+on other machines, and they must talk over mutual TLS).
 
 Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m``).
 """
@@ -32,6 +42,7 @@ from typing import Any
 
 from spindle.controlplane.auth import AuthSettings, parse_auth_section
 from spindle.controlplane._uri_roots import archival_root_problem
+from spindle.controlplane._tls import MemberTLS, ServerTLS, TLSFileError
 from spindle.controlplane.config import ServerConfig
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -55,6 +66,20 @@ class StoreConfig:
 
 
 @dataclass(frozen=True)
+class InternalConfig:
+    """The listener members call each other on (``spindle.cluster.v1.Internal``), never the public one.
+
+    ``listen`` is ``HOST:PORT`` (port 0: any free port); ``advertise`` is what peers dial
+    (default: ``listen`` with the bound port). With ``tls`` both sides present a certificate
+    from the cluster CA (mutual TLS); without it ``listen`` must be a loopback address.
+    """
+
+    listen: str = "127.0.0.1:0"
+    advertise: str = ""
+    tls: MemberTLS | None = None
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """Everything one control-plane process needs to join a cluster."""
 
@@ -72,6 +97,10 @@ class ClusterConfig:
     #: How callers are authenticated. Required in a configuration file; a config built in
     #: code (tests) is open unless it says otherwise.
     auth: AuthSettings = field(default_factory=AuthSettings)
+    #: TLS on the public listener (``tls:``); None: plaintext.
+    tls: ServerTLS | None = None
+    #: The internal listener (``internal:``); the default is loopback-only, port chosen at start.
+    internal: InternalConfig = field(default_factory=InternalConfig)
 
     def server_config(self) -> ServerConfig:
         """The control plane's tunables (``server:`` section, ``num_shards`` and the ``archival:`` URIs)."""
@@ -117,12 +146,86 @@ def _store(raw: object) -> StoreConfig:
     raise ConfigError(f"store: unknown kind {kind!r} (spanner or sqlite)")
 
 
+_LOOPBACK_HOSTS = ("localhost", "::1", "[::1]")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (from ``HOST:PORT``) names this machine only (127.0.0.0/8, ::1, localhost)."""
+    return host in _LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def _host(hostport: str, where: str) -> str:
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{where}: {hostport!r} is not HOST:PORT")
+    return host
+
+
+def _mapping(raw: object, where: str, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping with {', '.join(required + optional)}")
+    unknown = set(raw) - set(required) - set(optional)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                          f"(known: {', '.join(required + optional)})")
+    missing = [k for k in required if not raw.get(k)]
+    if missing:
+        raise ConfigError(f"{where}: missing {', '.join(f'{where}.{k}' for k in missing)}")
+    for k, v in raw.items():
+        if v is not None and not isinstance(v, str):
+            raise ConfigError(f"{where}.{k}: expected a file path (a string), got {v!r}")
+    return {k: v for k, v in raw.items() if v}
+
+
+def _public_tls(raw: object) -> ServerTLS:
+    body = _mapping(raw, "tls", ("cert_file", "key_file"), ("client_ca_file",))
+    tls = ServerTLS(body["cert_file"], body["key_file"], body.get("client_ca_file"))
+    try:
+        tls.check("tls")
+    except TLSFileError as e:
+        raise ConfigError(str(e)) from None
+    return tls
+
+
+def _internal(raw: object, public_tls: ServerTLS | None) -> InternalConfig:
+    body = raw if raw is not None else {}
+    if not isinstance(body, dict) or set(body) - {"listen", "advertise", "tls"}:
+        raise ConfigError("internal: expected a mapping with listen, advertise, tls "
+                          "{cert_file, key_file, ca_file, server_name}")
+    tls: MemberTLS | None = None
+    if body.get("tls") is not None:
+        t = _mapping(body["tls"], "internal.tls", ("cert_file", "key_file", "ca_file"), ("server_name",))
+        tls = MemberTLS(t["cert_file"], t["key_file"], t["ca_file"], t.get("server_name"))
+        try:
+            tls.check("internal.tls")
+        except TLSFileError as e:
+            raise ConfigError(str(e)) from None
+        if public_tls is not None and public_tls.client_ca_file and \
+                Path(public_tls.client_ca_file).read_bytes().strip() == Path(tls.ca_file).read_bytes().strip():
+            raise ConfigError("internal.tls.ca_file: the same CA as tls.client_ca_file: every client certificate "
+                              "would also be a member certificate (and could call the internal RPC); "
+                              "give members a CA of their own")
+    listen = str(body.get("listen") or ("0.0.0.0:7234" if tls else "127.0.0.1:0"))
+    advertise = str(body.get("advertise") or "")
+    host = _host(listen, "internal.listen")
+    if advertise:
+        _host(advertise, "internal.advertise")
+    if tls is None and not is_loopback_host(host):
+        raise ConfigError(f"internal.listen: {listen} is reachable from other machines, but internal.tls is not set: "
+                          "members talking over the network must use mutual TLS (internal.tls: {cert_file, "
+                          "key_file, ca_file}); without it the internal listener must be a loopback address")
+    if tls is not None and host in ("0.0.0.0", "::", "[::]") and not advertise:
+        raise ConfigError(f"internal.advertise: required when internal.listen ({listen}) binds every interface: "
+                          "the HOST:PORT other members dial")
+    return InternalConfig(listen=listen, advertise=advertise, tls=tls)
+
+
 def parse_config(data: object) -> ClusterConfig:
     """Validate a parsed YAML document."""
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping")
     known = {"store", "num_shards", "listen", "advertise", "member_id", "lease", "namespaces", "server", "archival",
-             "log_level", "auth"}
+             "log_level", "auth", "tls", "internal"}
     unknown = set(data) - known
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
@@ -170,10 +273,27 @@ def parse_config(data: object) -> ClusterConfig:
         auth = parse_auth_section(data["auth"], seconds=parse_duration)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    cfg = ClusterConfig(store=store, num_shards=shards, listen=str(data.get("listen", "127.0.0.1:7233")),
-                        advertise=str(data.get("advertise", "")), member_id=str(data.get("member_id", "")),
+    listen = str(data.get("listen", "127.0.0.1:7233"))
+    advertise = str(data.get("advertise", ""))
+    public_tls = _public_tls(data["tls"]) if data.get("tls") is not None else None
+    if store.kind != "spanner":
+        if data.get("internal") is not None:
+            raise ConfigError("internal: only for a Spanner store (a SQLite store has a single member, no peers)")
+        internal = InternalConfig()
+    else:
+        if data.get("internal") is None and not all(is_loopback_host(_host(a, k)) for k, a in
+                                                    (("listen", listen), ("advertise", advertise)) if a):
+            raise ConfigError(
+                f"internal: required when the member is reachable from other machines (listen {listen}"
+                f"{', advertise ' + advertise if advertise else ''}): members call each other on a separate "
+                "listener with mutual TLS, e.g. internal: {listen: 0.0.0.0:7234, advertise: HOST:7234, "
+                "tls: {cert_file, key_file, ca_file}} (see controlplane/cluster/README.md)")
+        internal = _internal(data.get("internal"), public_tls)
+    cfg = ClusterConfig(store=store, num_shards=shards, listen=listen,
+                        advertise=advertise, member_id=str(data.get("member_id", "")),
                         lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),
-                        archival=dict(archival), log_level=str(data.get("log_level", "warning")), auth=auth)
+                        archival=dict(archival), log_level=str(data.get("log_level", "warning")), auth=auth,
+                        tls=public_tls, internal=internal)
     try:
         cfg.server_config()
     except ValueError as e:
@@ -199,4 +319,5 @@ def load_config(path: str | Path) -> ClusterConfig:
         raise ConfigError(f"{path}: {e}") from e
 
 
-__all__ = ["ClusterConfig", "ConfigError", "StoreConfig", "load_config", "parse_config", "parse_duration"]
+__all__ = ["ClusterConfig", "ConfigError", "InternalConfig", "StoreConfig", "is_loopback_host", "load_config",
+           "parse_config", "parse_duration"]

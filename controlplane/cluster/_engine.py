@@ -24,7 +24,7 @@ from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.history import CrossShard, HistoryEngine
 from spindle.controlplane.namespaces import Namespace
 
-from ._leases import LeaseManager, now_ms
+from ._leases import ClusterView, LeaseManager, now_ms
 from ._peers import NOT_OWNER, Peers, b64, with_retry
 
 #: How long an operation for another shard keeps retrying while the shard has no reachable owner.
@@ -38,6 +38,18 @@ class Router:
         self.engine = engine
         self.leases = leases
         self.peers = peers
+        self._refreshing: asyncio.Future[ClusterView] | None = None
+
+    async def refresh_view(self) -> ClusterView:
+        """Re-read the cluster view; calls made while a read is in flight share it.
+
+        While a member is down every request for its shards retries and refreshes: without
+        sharing, hundreds of identical reads reach the store at once and slow the lease
+        renewals and claims that end the outage.
+        """
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self.leases.refresh_view())
+        return await asyncio.shield(self._refreshing)
 
     def is_local(self, shard_id: int) -> bool:
         return shard_id in self.engine.shards
@@ -48,7 +60,7 @@ class Router:
             return None
         found = self.leases.view.owner_address(shard_id, now_ms())
         if found is None or found[0] == self.leases.member_id:
-            view = await self.leases.refresh_view()
+            view = await self.refresh_view()
             found = view.owner_address(shard_id, now_ms())
         if self.is_local(shard_id):
             return None
@@ -57,7 +69,7 @@ class Router:
         return found[1]
 
     async def refresh(self) -> None:
-        await self.leases.refresh_view()
+        await self.refresh_view()
 
     async def run(self, shard_id: int, local: Callable[[], Awaitable[Any]],
                   remote: Callable[[str, float], Awaitable[Any]], *, timeout: float) -> Any:

@@ -15,14 +15,28 @@ Operations (``{"op": ...}``):
 - ``stats`` and ``probe_write``: observability and the fencing test (``probe_write``
   attempts a harmless write to a shard with a given range id and reports how the
   store answered).
+
+Who can call it: it is served on the member's internal listener only (``_node``), which
+requires the cluster CA's certificates when ``internal.tls`` is set and is bound to
+loopback otherwise; the public listener does not serve it. What it accepts: every
+operation checks its parameters (a missing or mistyped one is INVALID_ARGUMENT naming it),
+and the requests it runs pass the frontend's own checks: ``forward`` runs the frontend
+method itself, ``start_workflow`` runs ``check_start_request`` (ids, timeouts, payload
+size, search attributes) and the other cross-shard operations check their ids and
+payloads with the frontend's ``require_id`` / ``check_payloads``. A member holding a
+certificate can do what the engine can do; nothing it sends gets past the limits a
+client's request would meet.
 """
 
 from __future__ import annotations
 
 import asyncio
+import binascii
 import itertools
 import json
 import logging
+import math
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +45,13 @@ import grpc
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.errors import ServiceError, Unavailable
-from spindle.controlplane.frontend import FrontendService
+from google.protobuf.message import DecodeError, Message
+
+from spindle.controlplane.errors import InvalidArgument, ServiceError, Unavailable
+from spindle.controlplane.frontend import RPC_NAMES, FrontendService
+from spindle.controlplane.frontend._validate import check_payloads, check_start_request, require_id
 from spindle.controlplane.history import HistoryEngine
-from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
+from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, StoreError
 
 from ._peers import METHOD, NOT_OWNER, b64, unb64
@@ -61,6 +78,57 @@ def _request_type(rpc: str) -> Any:
     return getattr(svc, method.input_type.name)
 
 
+# ---------------------------------------------------------------------- reading an operation's parameters
+def _get(p: dict[str, Any], key: str, types: type | tuple[type, ...], what: str) -> Any:
+    if p.get(key) is None:
+        raise InvalidArgument(f"{key}: required")
+    v = p[key]
+    if isinstance(v, bool) or not isinstance(v, types):  # JSON true/false are never a number or a string here
+        raise InvalidArgument(f"{key}: expected {what}, got {type(v).__name__}")
+    return v
+
+
+def _str(p: dict[str, Any], key: str) -> str:
+    return str(_get(p, key, str, "a string"))
+
+
+def _int(p: dict[str, Any], key: str) -> int:
+    return int(_get(p, key, int, "an integer"))
+
+
+def _number(p: dict[str, Any], key: str, default: float | None = None) -> float:
+    if default is not None and p.get(key) is None:
+        return default
+    v = float(_get(p, key, (int, float), "a number"))
+    if not math.isfinite(v) or v < 0:
+        raise InvalidArgument(f"{key}: must be a finite number >= 0, got {v}")
+    return v
+
+
+def _text(p: dict[str, Any], key: str) -> str:
+    """An optional free-text parameter (identity, reason: the frontend takes them as they come)."""
+    v = p.get(key)
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise InvalidArgument(f"{key}: expected a string, got {type(v).__name__}")
+    return v
+
+
+def _bytes(p: dict[str, Any], key: str) -> bytes:
+    try:
+        return unb64(_str(p, key))
+    except (binascii.Error, ValueError):
+        raise InvalidArgument(f"{key}: not base64") from None
+
+
+def _msg(p: dict[str, Any], key: str, cls: type[Message]) -> Any:
+    try:
+        return cls.FromString(_bytes(p, key))
+    except DecodeError:
+        raise InvalidArgument(f"{key}: not a serialized {cls.DESCRIPTOR.name}") from None
+
+
 class InternalService:
     """Serves the internal operations of one member."""
 
@@ -82,7 +150,12 @@ class InternalService:
     async def _serve(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
         remaining = context.time_remaining()
         try:
-            payload = json.loads(raw)
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                raise InvalidArgument("the request is not a JSON object") from None
+            if not isinstance(payload, dict):
+                raise InvalidArgument("the request is not a JSON object")
             out = await self.dispatch(payload, remaining)
             return json.dumps(out).encode()
         except ServiceError as e:
@@ -96,16 +169,18 @@ class InternalService:
 
     async def dispatch(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         op = p.get("op")
-        fn: Callable[[dict[str, Any], float | None], Awaitable[dict[str, Any]]] | None = getattr(self, f"op_{op}", None)
+        fn: Callable[[dict[str, Any], float | None], Awaitable[dict[str, Any]]] | None = (
+            getattr(self, f"op_{op}", None) if isinstance(op, str) and op.isidentifier() else None)
         if fn is None:
-            raise ServiceError(f"unknown internal operation {op!r}")
+            raise InvalidArgument(f"op: unknown internal operation {str(op)[:100]!r}")
         return await fn(p, remaining)
 
     # ------------------------------------------------------------------ forwarded frontend RPCs
     async def op_forward(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        rpc = str(p["rpc"])
-        req = _request_type(rpc)()
-        req.ParseFromString(unb64(p["request"]))
+        rpc = _str(p, "rpc")
+        if rpc not in RPC_NAMES:
+            raise InvalidArgument(f"rpc: {rpc[:100]!r} is not a WorkflowService method")
+        req = _msg(p, "request", _request_type(rpc))  # the frontend method checks it as it would a client's
         loop = asyncio.get_running_loop()
         deadline = loop.time() + remaining if remaining is not None else None
         resp = await getattr(self.frontend, rpc)(req, deadline)
@@ -113,19 +188,29 @@ class InternalService:
 
     # ------------------------------------------------------------------ polls
     async def op_reserve(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        kind = int(p["kind"])
-        timeout = max(0.0, min(float(p["timeout"]), (remaining or 1e9) - 0.2))
+        kind = _int(p, "kind")
+        if kind not in (KIND_WORKFLOW, KIND_ACTIVITY):
+            raise InvalidArgument(f"kind: {kind} is not a workflow ({KIND_WORKFLOW}) or activity ({KIND_ACTIVITY}) task")
+        ns_id, queue = _str(p, "ns_id"), _str(p, "queue")
+        require_id(ns_id, "ns_id", self.frontend.config)
+        require_id(queue, "queue", self.frontend.config)
+        timeout = max(0.0, min(_number(p, "timeout"), self.frontend.config.long_poll_timeout,
+                               (remaining or 1e9) - 0.2))
         if kind == KIND_WORKFLOW and p.get("identity"):  # start admission counts this namespace's workers
-            self.engine.note_workflow_poller(str(p["ns_id"]), str(p["identity"]))
-        ref = await self.engine.matching.poll(str(p["ns_id"]), str(p["queue"]), kind, timeout,
-                                              sticky=bool(p.get("sticky")), rate=float(p.get("rate") or 0.0))
+            self.engine.note_workflow_poller(ns_id, _str(p, "identity"))
+        sticky = bool(p.get("sticky"))
+        ref = await self.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=_number(p, "rate", 0.0))
         if ref is None:
             return {}
-        return {"id": self.hold(ref, str(p["queue"]), kind, bool(p.get("sticky")))}
+        return {"id": self.hold(ref, queue, kind, sticky)}
 
     def hold(self, ref: TaskRef, queue: str, kind: int, sticky: bool) -> str:
-        """Keep ``ref`` under a new reservation id until started or given back (or expired)."""
-        rid = f"{self.member_id}:{next(self._ids)}"
+        """Keep ``ref`` under a new reservation id until started or given back (or expired).
+
+        The id carries 128 random bits: only the member that reserved the task can start it
+        (a counter alone would let any caller start the task someone else reserved).
+        """
+        rid = f"{self.member_id}:{next(self._ids)}:{secrets.token_urlsafe(16)}"
         res = Reservation(ref, queue, kind, sticky)
         res.timer = asyncio.get_running_loop().call_later(RESERVATION_TTL, self.give_back, rid)
         self._reservations[rid] = res
@@ -141,7 +226,7 @@ class InternalService:
         self.engine.matching.queue(res.ref.namespace_id, res.queue, res.kind, sticky=res.sticky).push(res.ref, front=True)
 
     async def op_give_back(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        self.give_back(str(p["id"]))
+        self.give_back(_str(p, "id"))
         return {}
 
     async def start_reserved(self, rid: str, identity: str) -> Any:
@@ -159,62 +244,89 @@ class InternalService:
         return None
 
     async def op_start(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        resp = await self.start_reserved(str(p["id"]), str(p.get("identity", "")))
+        resp = await self.start_reserved(_str(p, "id"), _text(p, "identity"))
         if resp is None:
             return {}
         return {"response": b64(resp.SerializeToString())}
 
     # ------------------------------------------------------------------ cross-shard engine operations
-    def _ns(self, name: str) -> Any:
-        return self.engine.namespaces.get(name)
+    def _ns(self, p: dict[str, Any], key: str = "ns") -> Any:
+        return self.engine.namespaces.get(_str(p, key), key)
 
     def _require_owner(self, ns_id: str, workflow_id: str) -> None:
         sid = self.engine.shard_id_of(ns_id, workflow_id)
         if sid not in self.engine.shards:
             raise Unavailable(f"shard {sid} {NOT_OWNER}")
 
+    def _check_id(self, value: str, field: str) -> None:
+        require_id(value, field, self.frontend.config)
+
     async def op_start_workflow(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self._ns(p["ns"])
-        req = svc.StartWorkflowExecutionRequest.FromString(unb64(p["req"]))
-        parent = pb.ParentExecutionInfo.FromString(unb64(p["parent"])) if p.get("parent") else None
+        ns = self._ns(p)
+        req = _msg(p, "req", svc.StartWorkflowExecutionRequest)
+        parent = _msg(p, "parent", pb.ParentExecutionInfo) if p.get("parent") else None
+        check_start_request(req, ns, self.frontend.config)
+        if parent is not None:
+            self._check_id(parent.execution.workflow_id, "parent.execution.workflow_id")
         self._require_owner(ns.id, req.workflow_id)
         run_id, started = await self.engine.local_cross_shard.start_workflow(ns, req, parent=parent)
         return {"run_id": run_id, "started": started}
 
     async def op_request_cancel(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self._ns(p["ns"])
-        ex = pb.WorkflowExecution.FromString(unb64(p["execution"]))
+        ns = self._ns(p)
+        ex = _msg(p, "execution", pb.WorkflowExecution)
+        self._check_id(ex.workflow_id, "execution.workflow_id")
         ext = p.get("external")
-        external = (int(ext[0]), pb.WorkflowExecution.FromString(unb64(ext[1]))) if ext else None
+        external = None
+        if ext is not None:
+            if not isinstance(ext, list) or len(ext) != 2 or not isinstance(ext[0], int) or not isinstance(ext[1], str):
+                raise InvalidArgument("external: expected [initiated event id, execution]")
+            external = (int(ext[0]), _msg({"external": ext[1]}, "external", pb.WorkflowExecution))
+            self._check_id(external[1].workflow_id, "external.workflow_id")
+        identity, reason = _text(p, "identity"), _text(p, "reason")
         self._require_owner(ns.id, ex.workflow_id)
-        await self.engine.local_cross_shard.request_cancel(ns, ex, p["identity"], p["reason"], external)
+        await self.engine.local_cross_shard.request_cancel(ns, ex, identity, reason, external)
         return {}
 
     async def op_terminate(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self._ns(p["ns"])
-        ex = pb.WorkflowExecution.FromString(unb64(p["execution"]))
+        ns = self._ns(p)
+        ex = _msg(p, "execution", pb.WorkflowExecution)
+        self._check_id(ex.workflow_id, "execution.workflow_id")
+        details = _msg(p, "details", pb.Payloads)
+        check_payloads(self.frontend.config, "details", details)
+        identity, reason = _text(p, "identity"), _text(p, "reason")
         self._require_owner(ns.id, ex.workflow_id)
-        await self.engine.local_cross_shard.terminate(ns, ex, p["reason"], pb.Payloads.FromString(unb64(p["details"])),
-                                                      p["identity"])
+        await self.engine.local_cross_shard.terminate(ns, ex, reason, details, identity)
         return {}
 
     async def op_deliver_external_signal(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self._ns(p["ns"])
-        target = pb.WorkflowExecution.FromString(unb64(p["target"]))
+        ns = self._ns(p)
+        target = _msg(p, "target", pb.WorkflowExecution)
+        source = _msg(p, "source", pb.WorkflowExecution)
+        name = _str(p, "name")
+        self._check_id(target.workflow_id, "target.workflow_id")
+        self._check_id(source.workflow_id, "source.workflow_id")
+        self._check_id(name, "name")
+        payloads, header = _msg(p, "payloads", pb.Payloads), _msg(p, "header", pb.Header)
+        check_payloads(self.frontend.config, "payloads", payloads, header)
+        request_id = _text(p, "request_id")
         self._require_owner(ns.id, target.workflow_id)
-        await self.engine.local_cross_shard.signal(
-            ns, target, p["name"], pb.Payloads.FromString(unb64(p["payloads"])),
-            pb.Header.FromString(unb64(p["header"])), p["request_id"], pb.WorkflowExecution.FromString(unb64(p["source"])))
+        await self.engine.local_cross_shard.signal(ns, target, name, payloads, header, request_id, source)
         return {}
 
     async def op_notify_parent(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        ns = self._ns(p["ns"])
-        parent = pb.ParentExecutionInfo.FromString(unb64(p["parent"]))
+        ns = self._ns(p)
+        parent = _msg(p, "parent", pb.ParentExecutionInfo)
+        child = _msg(p, "child", pb.WorkflowExecution)
+        close = _msg(p, "close", pb.HistoryEvent)
+        self._check_id(parent.execution.workflow_id, "parent.execution.workflow_id")
+        self._check_id(child.workflow_id, "child.workflow_id")
+        child_namespace = _str(p, "child_namespace")
+        first_run_id, workflow_type = _text(p, "first_run_id"), _text(p, "workflow_type")
         self._require_owner(ns.id, parent.execution.workflow_id)
         await self.engine.local_cross_shard.notify_parent(
-            ns, parent, pb.HistoryEvent.FromString(unb64(p["close"])),
-            child_namespace=p["child_namespace"], child=pb.WorkflowExecution.FromString(unb64(p["child"])),
-            first_run_id=p["first_run_id"], workflow_type=p["workflow_type"])
+            ns, parent, close, child_namespace=child_namespace, child=child, first_run_id=first_run_id,
+            workflow_type=workflow_type)
         return {}
 
     # ------------------------------------------------------------------ observability and tests
@@ -223,8 +335,9 @@ class InternalService:
 
     async def op_probe_write(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         """Write to ``shard_id`` with ``range_id`` (default: the one this member last held) and report the outcome."""
-        shard_id = int(p["shard_id"])
-        range_id = int(p["range_id"])
+        shard_id, range_id = _int(p, "shard_id"), _int(p, "range_id")
+        if not 0 <= shard_id < self.frontend.config.num_shards:
+            raise InvalidArgument(f"shard_id: {shard_id} is not a shard (0..{self.frontend.config.num_shards - 1})")
         try:
             await self.engine.store.apply(Mutation(shard_id=shard_id, range_id=range_id, transfer_delete=[0]))
         except StoreError as e:

@@ -19,6 +19,7 @@ import grpc
 
 from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
+from spindle.controlplane._tls import add_port
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock
@@ -28,7 +29,7 @@ from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 
-from ._config import ClusterConfig, ConfigError, StoreConfig, load_config
+from ._config import ClusterConfig, ConfigError, StoreConfig, is_loopback_host, load_config
 from ._engine import ClusterCrossShard, Router
 from ._frontend import ClusterFrontend
 from ._internal import InternalService
@@ -55,6 +56,17 @@ def make_store(cfg: StoreConfig) -> Store:
     from spindle.controlplane.store.sqlite import SqliteStore
 
     return SqliteStore(cfg.path)
+
+
+def _bind(server: grpc.aio.Server, address: str, config: ClusterConfig, where: str) -> int:
+    """Bind the public listener (TLS per ``config.tls``); the bound port. OSError when it cannot listen."""
+    try:
+        port = add_port(server, address, config.tls, where)
+    except RuntimeError as e:
+        raise OSError(f"cannot listen on {address}: {e}") from None
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    return port
 
 
 def _split(hostport: str) -> tuple[str, int]:
@@ -84,14 +96,19 @@ class ClusterNode:
         self.authorizer = Authorizer(auth, self.api_keys, self.namespaces, self.engine.tokens)
         #: Lines for the operator about authentication, printed once the member serves.
         self.auth_notes: list[str] = []
-        self.peers = Peers()
+        self.peers = Peers(tls=config.internal.tls)
         self.member_id = config.member_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.engine.identity = self.member_id
         self.clustered = hasattr(self.store, "claim_shard")
         self.leases: LeaseManager | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
+        #: Where clients reach this member (the public listener).
         self.address = ""
+        #: The internal listener (members only; a clustered member only).
+        self.internal_server: grpc.aio.Server | None = None
+        #: Where peers reach this member (``internal.advertise``): what the membership row holds.
+        self.internal_address = ""
         self._ns_refresh: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -109,15 +126,14 @@ class ClusterNode:
         internal = InternalService(self.inner, self.engine, self.member_id, self.stats)
         self.server = grpc.aio.server(options=GRPC_OPTIONS)
         host, port = _split(self.config.listen)
-        self.port = self.server.add_insecure_port(f"{host}:{port}")
-        if self.port == 0:
-            raise OSError(f"cannot listen on {self.config.listen}")
+        self.port = _bind(self.server, f"{host}:{port}", self.config, "tls")
         adv = self.config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{self.port}"
         if adv.endswith(":0"):
             adv = f"{adv[:-2]}:{self.port}"
         self.address = adv
         if self.clustered:
-            self.leases = LeaseManager(self.store, self.member_id, self.address, self.config.num_shards,  # type: ignore[arg-type]
+            self.internal_address = self._bind_internal(internal)
+            self.leases = LeaseManager(self.store, self.member_id, self.internal_address, self.config.num_shards,  # type: ignore[arg-type]
                                        ttl=self.config.lease_ttl, renew_interval=self.config.lease_renew_interval,
                                        on_acquire=self.engine.add_shard, on_release=self.engine.remove_shard)
             self.engine.shard_lost_hook = self.leases.shard_lost
@@ -132,12 +148,35 @@ class ClusterNode:
             if warning:
                 log.warning("%s", warning)
                 self.auth_notes.append(warning)
+        # The public listener serves the WorkflowService only: the internal RPC is on its own listener.
         service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend, self.authorizer), self.server)
-        self.server.add_generic_rpc_handlers((internal.handler(),))
+        if self.internal_server is not None:
+            await self.internal_server.start()
         await self.server.start()
         if self.leases is not None:
             await self.leases.start()
             self._ns_refresh = asyncio.create_task(self._refresh_namespaces(), name="spindle-namespaces")
+
+    def _bind_internal(self, internal: InternalService) -> str:
+        """Bind the internal listener (mutual TLS with ``internal.tls``, else loopback only); its advertised address."""
+        cfg = self.config.internal
+        host, port = _split(cfg.listen)
+        if cfg.tls is None and not is_loopback_host(host):
+            raise ValueError(f"internal.listen: {cfg.listen} is not a loopback address and internal.tls is not set: "
+                             "members talking over the network must use mutual TLS")
+        self.internal_server = grpc.aio.server(options=GRPC_OPTIONS)
+        self.internal_server.add_generic_rpc_handlers((internal.handler(),))
+        tls = cfg.tls.server() if cfg.tls is not None else None
+        try:
+            bound = add_port(self.internal_server, f"{host}:{port}", tls, "internal.tls")
+        except RuntimeError as e:
+            raise OSError(f"cannot listen on internal.listen {cfg.listen}: {e}") from None
+        if bound == 0:
+            raise OSError(f"cannot listen on internal.listen {cfg.listen}")
+        adv = cfg.advertise or f"{host}:{bound}"
+        if adv.endswith(":0"):
+            adv = f"{adv[:-2]}:{bound}"
+        return adv
 
     async def _refresh_namespaces(self) -> None:
         """Pick up namespaces created or changed by other members."""
@@ -151,7 +190,7 @@ class ClusterNode:
     def stats(self) -> dict[str, Any]:
         """What this member holds and has seen (served by the internal ``stats`` operation)."""
         leases = self.leases
-        return {"member_id": self.member_id, "address": self.address,
+        return {"member_id": self.member_id, "address": self.address, "internal_address": self.internal_address,
                 "shards": {str(s): sh.range_id for s, sh in self.engine.shards.items()},
                 "held": {str(s): r for s, r in (leases.held.items() if leases else [])},
                 "lease_stats": dict(leases.stats) if leases else {}}
@@ -164,6 +203,8 @@ class ClusterNode:
             await self.leases.stop(release=True)
         if self.server is not None:
             await self.server.stop(grace=1.0)
+        if self.internal_server is not None:
+            await self.internal_server.stop(grace=1.0)
         await self.engine.stop()
         await self.peers.close()
         await self.store.close()
@@ -175,8 +216,11 @@ async def serve_until_signalled(node: ClusterNode) -> None:
     settle_after_start()
     for note in node.auth_notes:
         print(f"spindle: {note}", flush=True)
+    internal = f"internal {node.internal_address}, " if node.internal_address else ""
+    public_tls = "" if node.config.tls is None else ("TLS with client certificates, " if node.config.tls.mutual
+                                                        else "TLS, ")
     print(f"spindle cluster member {node.member_id} listening on {node.address} "
-          f"(store {node.store.name}, {node.config.num_shards} shards, "
+          f"({public_tls}{internal}store {node.store.name}, {node.config.num_shards} shards, "
           f"{'API keys required' if node.config.auth.enabled else 'authentication OFF'})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

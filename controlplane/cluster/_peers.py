@@ -5,6 +5,11 @@ whose request and response are JSON objects (``{"op": ..., ...}``; protobuf valu
 travel base64-encoded). It carries forwarded frontend RPCs and the few engine
 operations that cross shards (see ``_engine`` and ``_internal``). Using a generic
 handler keeps the public ``.proto`` free of cluster internals.
+
+It is served on the member's internal listener only (``internal.advertise``, the
+address in the membership row), never on the public one. With ``internal.tls`` the
+channels present this member's certificate and check the peer's against the cluster CA
+(mutual TLS); when the files change, new channels use the new certificate.
 """
 
 from __future__ import annotations
@@ -12,12 +17,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from spindle.controlplane import errors
+from spindle.controlplane._tls import MemberTLS, TLSFileError
+
+log = logging.getLogger("spindle.cluster")
 
 METHOD = "/spindle.cluster.v1.Internal/Call"
 _CODES: dict[grpc.StatusCode, type[errors.ServiceError]] = {
@@ -57,18 +66,56 @@ def to_service_error(e: grpc.aio.AioRpcError) -> errors.ServiceError:
     return err
 
 
-class Peers:
-    """Channels to other members, by address."""
+#: Seconds a channel replaced after a certificate rotation stays open for the calls still on it.
+RETIRED_CHANNEL_GRACE = 120.0
+_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                    ("grpc.max_send_message_length", 64 * 1024 * 1024)]
 
-    def __init__(self) -> None:
+
+class Peers:
+    """Channels to other members, by internal address (mutual TLS with ``tls``, else plaintext on loopback)."""
+
+    def __init__(self, tls: MemberTLS | None = None) -> None:
+        self._tls = tls
+        self._watch = tls.watcher() if tls is not None else None
+        self._creds = tls.channel_credentials() if tls is not None else None
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._calls: dict[str, Callable[..., Awaitable[bytes]]] = {}
+        self._retired: list[grpc.aio.Channel] = []
+
+    def _rotate(self) -> None:
+        """The member's certificate files changed: new channels present the new certificate."""
+        assert self._tls is not None
+        try:
+            self._tls.check()
+            creds = self._tls.channel_credentials()
+        except TLSFileError as e:
+            log.warning("internal.tls files changed but do not load (%s); keeping the previous certificate", e)
+            return
+        retired = list(self._channels.values())
+        self._channels.clear()
+        self._calls.clear()
+        self._creds = creds
+        self._retired.extend(retired)
+
+        def close_retired() -> None:
+            for ch in retired:
+                if ch in self._retired:
+                    self._retired.remove(ch)
+                    asyncio.ensure_future(ch.close())
+
+        asyncio.get_running_loop().call_later(RETIRED_CHANNEL_GRACE, close_retired)
+        log.info("internal.tls files changed: peers are dialled with the new certificate")
 
     def _call(self, address: str) -> Callable[..., Awaitable[bytes]]:
+        if self._watch is not None and self._watch.changed():
+            self._rotate()
         fn = self._calls.get(address)
         if fn is None:
-            ch = grpc.aio.insecure_channel(address, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024),
-                                                             ("grpc.max_send_message_length", 64 * 1024 * 1024)])
+            if self._tls is not None and self._creds is not None:
+                ch = grpc.aio.secure_channel(address, self._creds, options=_CHANNEL_OPTIONS + self._tls.channel_options())
+            else:
+                ch = grpc.aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
             self._channels[address] = ch
             fn = ch.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
             self._calls[address] = fn
@@ -83,10 +130,11 @@ class Peers:
         return json.loads(raw) if raw else {}
 
     async def close(self) -> None:
-        for ch in self._channels.values():
+        for ch in [*self._channels.values(), *self._retired]:
             await ch.close()
         self._channels.clear()
         self._calls.clear()
+        self._retired.clear()
 
 
 async def with_retry(fn: Callable[[], Awaitable[Any]], *, deadline: float, on_retry: Callable[[], Awaitable[None]],

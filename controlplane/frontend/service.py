@@ -15,7 +15,6 @@ from google.protobuf.message import Message
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane._paging import token_position
-from spindle.controlplane._search_attributes import check_search_attributes
 from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys, current_principal
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -26,7 +25,7 @@ from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
 from ._rate_limit import NamespaceRateLimiter
-from ._validate import check_enum, check_payloads, check_timeout, require_id, task_rate
+from ._validate import check_payloads, check_start_request, require_id, task_rate
 
 VERSION = "0.1.0"
 
@@ -138,20 +137,7 @@ class FrontendService:
     # ------------------------------------------------------------------ starting and messaging
     def _check_start(self, req: svc.StartWorkflowExecutionRequest) -> Namespace:
         ns = self.namespaces.get(req.namespace)
-        require_id(req.workflow_id, "workflow_id", self.config)
-        require_id(req.workflow_type, "workflow_type", self.config)
-        require_id(req.task_queue, "task_queue", self.config)
-        for f in ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms"):
-            check_timeout(getattr(req, f), f)
-        check_enum(req.workflow_id_reuse_policy, pb.WorkflowIdReusePolicy, "workflow_id_reuse_policy")
-        check_enum(req.workflow_id_conflict_policy, pb.WorkflowIdConflictPolicy, "workflow_id_conflict_policy")
-        if req.workflow_id_conflict_policy == pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING \
-                and req.workflow_id_reuse_policy == pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
-            # as in Temporal: terminating the running run to start another is a reuse of the id
-            raise InvalidArgument("workflow_id_reuse_policy: REJECT_DUPLICATE cannot be used together with "
-                                  "workflow_id_conflict_policy TERMINATE_EXISTING")
-        check_payloads(self.config, "input", req.input, req.memo, req.header)
-        check_search_attributes(ns, req.search_attributes, "search_attributes")
+        check_start_request(req, ns, self.config)
         return ns
 
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from spindle._cli_tls import add_tls_arguments, tls_from_args
 from spindle._user_modules import UserModuleError, import_user_module
 from spindle.dsl import DslError, DslWorkflow, load
 
@@ -59,6 +60,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--namespace", default="default")
     run.add_argument("--api-key", default=os.environ.get("SPINDLE_API_KEY") or None, metavar="KEY",
                      help="API key (spk_...; default: $SPINDLE_API_KEY)")
+    add_tls_arguments(run)
     run.add_argument("--task-queue", metavar="Q", help="default: the document's task_queue")
     run.add_argument("--workflow-id", metavar="ID", help="default: <name>-<random>")
     run.add_argument(
@@ -154,7 +156,12 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
         print(f"spindle dsl run: error: {error}", file=err)
         return 2
     try:
-        result = asyncio.run(_start_and_wait(args, workflow, start_input, activities))
+        tls = None if args.embedded else tls_from_args(args)
+    except ValueError as error:
+        print(f"spindle dsl run: error: {error}", file=err)
+        return 2
+    try:
+        result = asyncio.run(_start_and_wait(args, workflow, start_input, activities, tls))
     except Exception as error:  # noqa: BLE001 - the CLI reports any failure and exits non-zero
         cause = getattr(error, "cause", None)
         print(f"workflow failed: {error}" + (f": {cause}" if cause else ""), file=err)
@@ -165,11 +172,11 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
 
 
 async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start_input: dict[str, Any],
-                          activities: list[Any]) -> Any:
+                          activities: list[Any], tls: Any = None) -> Any:
     from spindle import Client, Worker
 
     address = f"embedded:{args.embedded}" if args.embedded else (args.address or "127.0.0.1:7233")
-    client = await Client.connect(address, namespace=args.namespace, api_key=getattr(args, "api_key", None))
+    client = await Client.connect(address, namespace=args.namespace, api_key=getattr(args, "api_key", None), tls=tls)
     task_queue = args.task_queue or workflow.task_queue or "default"
     workflow_id = args.workflow_id or f"{workflow.name}-{uuid.uuid4().hex[:12]}"
     try:

@@ -135,6 +135,16 @@ def validate(ctx: HistoryContext, st: MutableState, commands: Sequence[pb.Comman
                 return f"{where}: workflow_id and workflow_type are required"
             if len(a.workflow_id) > max_id:
                 return f"{where}.workflow_id: longer than {max_id} characters"
+            # what a start must satisfy (frontend ``check_start_request``): a child that passes here
+            # passes there too, wherever its shard lives (the cluster's internal RPC checks it again)
+            for f in ("workflow_type", "task_queue"):
+                if len(getattr(a, f)) > max_id:
+                    return f"{where}.{f}: longer than {max_id} characters"
+            for f in ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms"):
+                if getattr(a, f) < 0:
+                    return f"{where}.{f}: must not be negative"
+            if a.workflow_id_reuse_policy not in pb.WorkflowIdReusePolicy.values():
+                return f"{where}.workflow_id_reuse_policy: unknown value {a.workflow_id_reuse_policy}"
             if a.namespace and a.namespace != st.namespace:
                 try:
                     ctx.namespaces.get(a.namespace)
@@ -143,9 +153,13 @@ def validate(ctx: HistoryContext, st: MutableState, commands: Sequence[pb.Comman
         elif t == pb.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION:
             if not a.execution.workflow_id or not a.signal_name:
                 return f"{where}: execution.workflow_id and signal_name are required"
+            if len(a.execution.workflow_id) > max_id or len(a.signal_name) > max_id:
+                return f"{where}: execution.workflow_id and signal_name are limited to {max_id} characters"
         elif t == pb.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION:
             if not a.workflow_id:
                 return f"{where}.workflow_id: required"
+            if len(a.workflow_id) > max_id:
+                return f"{where}.workflow_id: longer than {max_id} characters"
         elif t == pb.COMMAND_TYPE_RECORD_MARKER:
             if not a.marker_name:
                 return f"{where}.marker_name: required"

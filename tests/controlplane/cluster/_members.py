@@ -15,18 +15,28 @@ from typing import Any
 import yaml
 
 SPINDLE = str(Path(sys.executable).parent / "spindle")
-LISTEN_RE = re.compile(r"spindle cluster member (\S+) listening on (\S+)")
+LISTEN_RE = re.compile(r"spindle cluster member (\S+) listening on (\S+) \((?:[^)]*?internal (\S+),)?")
 
 
 def write_config(path: Path, *, project: str, instance: str, database: str, member_id: str, num_shards: int,
-                 ttl: float, renew: float, **server: Any) -> Path:
-    """A member's YAML configuration."""
-    path.write_text(yaml.safe_dump({
+                 ttl: float, renew: float, tls: dict[str, str] | None = None, internal: dict[str, Any] | None = None,
+                 sections: dict[str, Any] | None = None, **server: Any) -> Path:
+    """A member's YAML configuration (``tls:`` and ``internal:`` sections when given).
+
+    ``sections``: more top-level sections, written as given (e.g. an ``auth:`` section).
+    """
+    doc: dict[str, Any] = {
         "store": {"spanner": {"project": project, "instance": instance, "database": database}},
         "num_shards": num_shards, "listen": "127.0.0.1:0", "member_id": member_id,
         "lease": {"ttl": f"{ttl}s", "renew_interval": f"{renew}s"}, "server": server, "log_level": "info",
         "auth": {"mode": "none"},
-    }))
+    }
+    if tls is not None:
+        doc["tls"] = tls
+    if internal is not None:
+        doc["internal"] = internal
+    doc.update(sections or {})
+    path.write_text(yaml.safe_dump(doc))
     return path
 
 
@@ -38,7 +48,8 @@ class Member:
         self.env = env
         self.proc: subprocess.Popen[str] | None = None
         self.member_id = ""
-        self.address = ""
+        self.address = ""  # public listener (clients)
+        self.internal_address = ""  # internal listener (members)
         self.log_path = str(config) + ".log"
 
     def start(self) -> "Member":
@@ -58,7 +69,7 @@ class Member:
             for line in stdout:
                 m = LISTEN_RE.search(line)
                 if m and not found:
-                    found["id"], found["addr"] = m.group(1), m.group(2)
+                    found.update(id=m.group(1), addr=m.group(2), internal=m.group(3) or "")
             # keep draining after the first line so the child never blocks on a full pipe
 
         threading.Thread(target=read, daemon=True).start()
@@ -67,7 +78,7 @@ class Member:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"member did not start; log:\n{Path(self.log_path).read_text()[-4000:]}")
             time.sleep(0.05)
-        self.member_id, self.address = found["id"], found["addr"]
+        self.member_id, self.address, self.internal_address = found["id"], found["addr"], found["internal"]
         return self
 
     def signal(self, sig: int) -> None:

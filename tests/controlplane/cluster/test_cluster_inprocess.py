@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from spanner_emulator import SpannerTestInstance
@@ -108,3 +109,29 @@ async def test_a_forwarded_start_refusal_keeps_the_running_run_id(cluster: list[
         await first.terminate("done")
     finally:
         await client.close()
+
+
+async def test_concurrent_view_refreshes_share_one_read(cluster: list[ClusterNode]) -> None:
+    """While a member is down every request for its shards refreshes the view: one store read serves them all."""
+    a = cluster[0]
+    router = a.engine.cross_shard.router  # type: ignore[attr-defined]
+    store = a.leases.store  # type: ignore[union-attr]
+    reads = 0
+    list_leases = store.list_leases
+    here = asyncio.get_running_loop()
+
+    async def counting_list_leases() -> Any:
+        nonlocal reads
+        if asyncio.get_running_loop() is here:  # the lease manager's own rounds run on another loop
+            reads += 1
+        return await list_leases()
+
+    store.list_leases = counting_list_leases
+    try:
+        await asyncio.gather(*(router.refresh() for _ in range(50)))
+        assert reads == 1
+        assert set(router.leases.view.leases) == set(range(SHARDS))
+        await router.refresh()  # a later call reads again
+        assert reads == 2
+    finally:
+        del store.list_leases

@@ -1,5 +1,11 @@
-"""Three control-plane processes on loopback over one emulator database.
+"""Three control-plane processes on loopback over one emulator database, with mutual TLS.
 
+Members talk on their internal listeners with certificates from a cluster CA (each checks
+the other's); clients reach the public listeners over TLS with client certificates from a
+separate client CA. Certificates are made by the test (tests/tls_certs.py).
+
+- the internal listener answers members only, and the public port does not serve the
+  internal method;
 - kill -9 of one member mid-run: its shards move within the lease expiry, every
   workflow completes with the right result, no history has a gap or a repeat.
 - a member paused past its lease (SIGSTOP ... SIGCONT) cannot write to the shards
@@ -23,16 +29,17 @@ from typing import Any
 
 import pytest
 
-from spindle.controlplane.store._spanner_schema import MIGRATIONS
-
+import grpc
 from spindle.controlplane.store._spanner_schema import MIGRATIONS
 from google.cloud.spanner_v1 import param_types as spanner_param_types
 from spanner_emulator import SpannerTestInstance
 
 from _members import Member, setup_schema, write_config
 from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.cluster._peers import Peers
-from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle.controlplane._tls import MemberTLS
+from spindle.controlplane.cluster._peers import METHOD, Peers
+from spindle import Client, RetryPolicy, TLSConfig, Worker, activity, workflow
+from tls_certs import CertificateAuthority
 
 NUM_SHARDS = 12
 TTL = 3.0
@@ -174,21 +181,57 @@ async def results_or_report(client: Client, ids: list[str], timeout: float, *, d
 
 
 class Cluster:
-    """N member processes on a fresh database (schema made by ``spindle admin setup-schema``)."""
+    """N member processes on a fresh database (schema made by ``spindle admin setup-schema``), with mutual TLS.
 
-    def __init__(self, inst: SpannerTestInstance, tmp: Path, n: int) -> None:
+    Member certificates name ``spindle-member`` only (``internal.tls.server_name``), so peers
+    check each other against that name rather than the address they dial.
+
+    Hook for API keys (issue 15, auth): ``Cluster(..., sections={"auth": {...}},
+    connect_options={"api_key": key})`` writes the section into every member's configuration
+    and makes every client of the tests (``connect``) send the key; ``cluster3`` is the
+    fixture to change once the members accept an ``auth:`` section.
+    """
+
+    def __init__(self, inst: SpannerTestInstance, tmp: Path, n: int, *, sections: dict[str, Any] | None = None,
+                 connect_options: dict[str, Any] | None = None) -> None:
+        """``sections``: extra top-level sections of every member's configuration (e.g. ``auth:``);
+        ``connect_options``: extra ``Client.connect`` arguments of every client (e.g. ``api_key``)."""
         self.db_id = inst.new_database_id()
         self.db = inst.instance.database(self.db_id)
         env = inst.emulator.client_env()
+        pki = tmp / "pki"
+        self.cluster_ca, self.client_ca = CertificateAuthority("Cluster CA"), CertificateAuthority("Client CA")
+        cluster_ca_file, client_ca_file = self.cluster_ca.write(pki, "cluster-ca"), self.client_ca.write(pki, "client-ca")
+        scert, skey = self.client_ca.issue_server().write(pki, "server")
+        client = self.client_ca.issue("load-driver")
+        #: What every client of this cluster connects with (the public listeners require a client certificate).
+        self.client_tls = TLSConfig(server_root_ca_cert=self.client_ca.cert_pem, client_cert=client.cert,
+                                    client_private_key=client.key)
+        member_files = [self.cluster_ca.issue(f"m{i}", dns_names=["spindle-member"]).write(pki, f"m{i}")
+                        for i in range(n)]
+        #: A member's credentials (for the test's own internal calls: stats, probe_write).
+        self.member_tls = MemberTLS(str(member_files[0][0]), str(member_files[0][1]), str(cluster_ca_file),
+                                    server_name="spindle-member")
         cfgs = [write_config(tmp / f"m{i}.yaml", project=inst.project, instance=inst.instance_id, database=self.db_id,
                              member_id=f"m{i}", num_shards=NUM_SHARDS, ttl=TTL, renew=RENEW,
-                             default_workflow_task_timeout=3.0) for i in range(n)]
+                             tls={"cert_file": str(scert), "key_file": str(skey), "client_ca_file": str(client_ca_file)},
+                             internal={"listen": "127.0.0.1:0", "tls": {
+                                 "cert_file": str(member_files[i][0]), "key_file": str(member_files[i][1]),
+                                 "ca_file": str(cluster_ca_file), "server_name": "spindle-member"}},
+                             sections=sections, default_workflow_task_timeout=3.0) for i in range(n)]
+        #: Every client of the test connects with these (``connect``): TLS, and whatever ``connect_options`` adds.
+        self.connect_options: dict[str, Any] = {"tls": self.client_tls, **(connect_options or {})}
         out = setup_schema(cfgs[0], env)
         assert f"schema version 0 -> {MIGRATIONS[-1][0]}" in out
         assert "up to date" in setup_schema(cfgs[0], env)  # running it again changes nothing
         self.members = [Member(c, env).start() for c in cfgs]
         for m in self.members:
             m.wait_listening()
+            assert m.internal_address and m.internal_address != m.address
+
+    async def connect(self, member: Member) -> Client:
+        """A client of ``member``'s public listener (the only way the tests connect)."""
+        return await Client.connect(member.address, **self.connect_options)
 
     def stop(self) -> None:
         for m in self.members:
@@ -205,6 +248,57 @@ def cluster3(spanner_instance: SpannerTestInstance, tmp_path: Path) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- tests
+def test_members_only_reach_each_other_over_mutual_tls(cluster3: Cluster) -> None:
+    m0, m1, m2 = cluster3.members
+    wait_owned(cluster3.db, {"m0", "m1", "m2"}, 30)
+    with cluster3.db.snapshot() as snap:  # peers dial the internal listeners: that is what membership advertises
+        advertised = {r[0]: r[1] for r in snap.execute_sql("SELECT MemberId, Address FROM ClusterMembers")}
+    assert advertised == {m.member_id: m.internal_address for m in cluster3.members}
+
+    async def call(address: str, creds: grpc.ChannelCredentials | None, name: str | None = None) -> bytes:
+        opts = [("grpc.ssl_target_name_override", name)] if name else []
+        ch = grpc.aio.secure_channel(address, creds, options=opts) if creds else grpc.aio.insecure_channel(address)
+        async with ch:
+            return await ch.unary_unary(METHOD)(b'{"op": "stats"}', timeout=10)  # type: ignore[no-any-return]
+
+    async def scenario() -> None:
+        ca = cluster3.cluster_ca.cert_pem
+        driver = cluster3.client_tls
+        stranger = CertificateAuthority("Unrelated CA").issue("m9", dns_names=["spindle-member"])
+        for what, creds in (("plaintext", None), ("no certificate", grpc.ssl_channel_credentials(ca)),
+                            ("a client certificate", grpc.ssl_channel_credentials(
+                                ca, driver.client_private_key, driver.client_cert)),
+                            ("another CA's certificate", grpc.ssl_channel_credentials(ca, stranger.key, stranger.cert))):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call(m1.internal_address, creds, "spindle-member")
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE, what
+        # the public port serves the WorkflowService only, even to a client with a valid certificate
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await call(m1.address, grpc.ssl_channel_credentials(cluster3.client_ca.cert_pem, driver.client_private_key,
+                                                                driver.client_cert))
+        assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        peers = Peers(tls=cluster3.member_tls)
+        try:
+            assert (await peers.call(m1.internal_address, {"op": "stats"}, timeout=10))["member_id"] == "m1"
+        finally:
+            await peers.close()
+        # and the members work together through it: starts on m0, a worker on m2, children everywhere
+        tq = "mtls-" + uuid.uuid4().hex[:6]
+        client, worker_client = await cluster3.connect(m0), await cluster3.connect(m2)
+        try:
+            async with Worker(worker_client, task_queue=tq, workflows=[Load, Leaf], activities=[triple]):
+                for i in range(20):
+                    await client.start_workflow(Load.run, i, id=f"mtls-{i}", task_queue=tq)
+                got = await results_or_report(client, [f"mtls-{i}" for i in range(20)], timeout=90)
+                assert got == [expected(i) for i in range(20)]
+        finally:
+            await client.close()
+            await worker_client.close()
+
+    asyncio.run(scenario())
+    check_histories(cluster3.db)
+
+
 def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
     m0, m1, m2 = cluster3.members
     wait_owned(cluster3.db, {"m0", "m1", "m2"}, 30)
@@ -213,8 +307,8 @@ def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
 
     async def scenario() -> float:
         tq = "load-" + uuid.uuid4().hex[:6]
-        client = await Client.connect(m0.address)
-        worker_clients = [await Client.connect(m.address) for m in (m0, m1, m2)]
+        client = await cluster3.connect(m0)
+        worker_clients = [await cluster3.connect(m) for m in (m0, m1, m2)]
         workers = [Worker(c, task_queue=tq, workflows=[Load, Leaf], activities=[triple],
                           graceful_shutdown_timeout=timedelta(seconds=1)) for c in worker_clients]
         runs = [asyncio.ensure_future(w.run()) for w in workers]
@@ -259,12 +353,12 @@ def test_member_paused_past_its_lease_cannot_write(spanner_instance: SpannerTest
         wait_owned(cluster.db, {"m0", "m1"}, 30)
 
         async def scenario() -> None:
-            peers = Peers()
-            client = await Client.connect(a.address)
-            worker_client = await Client.connect(a.address)
+            peers = Peers(tls=cluster.member_tls)
+            client = await cluster.connect(a)
+            worker_client = await cluster.connect(a)
             tq = "pause-" + uuid.uuid4().hex[:6]
             try:
-                before = await peers.call(b.address, {"op": "stats"}, timeout=10)
+                before = await peers.call(b.internal_address, {"op": "stats"}, timeout=10)
                 held_by_b = {int(s): r for s, r in before["held"].items()}
                 assert held_by_b
                 b.signal(signal.SIGSTOP)  # b keeps believing it owns its shards
@@ -276,13 +370,13 @@ def test_member_paused_past_its_lease_cannot_write(spanner_instance: SpannerTest
                         await client.start_workflow(Load.run, i, id=f"p-{i}", task_queue=tq)
                     b.signal(signal.SIGCONT)
                     shard, old_range = next(iter(held_by_b.items()))
-                    probe = await peers.call(b.address, {"op": "probe_write", "shard_id": shard, "range_id": old_range},
+                    probe = await peers.call(b.internal_address, {"op": "probe_write", "shard_id": shard, "range_id": old_range},
                                              timeout=10)
                     assert probe["error"] == "ShardOwnershipLostError", probe  # the stale write was refused
                     got = await results_or_report(client, [f"p-{i}" for i in range(10)], timeout=90)
                     assert got == [expected(i) for i in range(10)]
                 await asyncio.get_running_loop().run_in_executor(None, wait_owned, cluster.db, {"m0", "m1"}, 30)
-                after = await peers.call(b.address, {"op": "stats"}, timeout=10)
+                after = await peers.call(b.internal_address, {"op": "stats"}, timeout=10)
                 assert after["lease_stats"]["lost"] >= 1 or after["lease_stats"]["claimed"] > len(held_by_b)
                 assert all(int(s) not in held_by_b or r != held_by_b[int(s)] for s, r in after["held"].items())
             finally:
