@@ -37,8 +37,10 @@ from spanner_emulator import SpannerTestInstance
 from _members import Member, setup_schema, write_config
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane._tls import MemberTLS
+from spindle.controlplane.auth._keys import format_secret, new_secret
 from spindle.controlplane.cluster._peers import METHOD, Peers
 from spindle import Client, RetryPolicy, TLSConfig, Worker, activity, workflow
+from spindle.exceptions import RPCError
 from tls_certs import CertificateAuthority
 
 NUM_SHARDS = 12
@@ -120,7 +122,6 @@ def check_histories(db: Any) -> int:
 
 
 async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
-    from spindle.exceptions import RPCError
 
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -189,7 +190,7 @@ class Cluster:
     Hook for API keys (issue 15, auth): ``Cluster(..., sections={"auth": {...}},
     connect_options={"api_key": key})`` writes the section into every member's configuration
     and makes every client of the tests (``connect``) send the key; ``cluster3`` is the
-    fixture to change once the members accept an ``auth:`` section.
+    fixture that runs with API keys on.
     """
 
     def __init__(self, inst: SpannerTestInstance, tmp: Path, n: int, *, sections: dict[str, Any] | None = None,
@@ -240,7 +241,18 @@ class Cluster:
 
 @pytest.fixture
 def cluster3(spanner_instance: SpannerTestInstance, tmp_path: Path) -> Any:
-    c = Cluster(spanner_instance, tmp_path, 3)
+    """Three members with mutual TLS between them and API keys required of every client.
+
+    The bootstrap admin key is written before the members start (each makes sure it exists
+    as a system_admin key); the tests' clients send it.
+    """
+    key_file = tmp_path / "admin-key"
+    admin_key = format_secret(new_secret())
+    key_file.write_text(admin_key + "\n")
+    key_file.chmod(0o600)
+    c = Cluster(spanner_instance, tmp_path, 3,
+                sections={"auth": {"mode": "api_keys", "bootstrap_admin_key_file": str(key_file)}},
+                connect_options={"api_key": admin_key})
     try:
         yield c
     finally:
@@ -282,10 +294,28 @@ def test_members_only_reach_each_other_over_mutual_tls(cluster3: Cluster) -> Non
             assert (await peers.call(m1.internal_address, {"op": "stats"}, timeout=10))["member_id"] == "m1"
         finally:
             await peers.close()
-        # and the members work together through it: starts on m0, a worker on m2, children everywhere
-        tq = "mtls-" + uuid.uuid4().hex[:6]
-        client, worker_client = await cluster3.connect(m0), await cluster3.connect(m2)
+        # a client certificate alone is not a principal here (no certificate_subjects): a key is needed
+        anonymous = await Client.connect(m0.address, tls=cluster3.client_tls)
         try:
+            with pytest.raises(RPCError) as denied:
+                await anonymous.count_workflows()
+            assert denied.value.status == "UNAUTHENTICATED"
+        finally:
+            await anonymous.close()
+        # and the members work together through it: starts on m0, a worker on m2 with a worker-role key
+        # created through m1, children everywhere
+        tq = "mtls-" + uuid.uuid4().hex[:6]
+        admin = await cluster3.connect(m1)
+        try:
+            worker_key = await admin.create_api_key("mtls worker", grants={"default": "worker"})
+        finally:
+            await admin.close()
+        client = await cluster3.connect(m0)
+        worker_client = await Client.connect(m2.address, tls=cluster3.client_tls, api_key=worker_key.secret)
+        try:
+            with pytest.raises(RPCError) as low:  # a worker key may not start workflows
+                await worker_client.start_workflow(Load.run, 0, id="mtls-by-worker", task_queue=tq)
+            assert low.value.status == "PERMISSION_DENIED"
             async with Worker(worker_client, task_queue=tq, workflows=[Load, Leaf], activities=[triple]):
                 for i in range(20):
                     await client.start_workflow(Load.run, i, id=f"mtls-{i}", task_queue=tq)
