@@ -122,7 +122,6 @@ def check_histories(db: Any) -> int:
 
 
 async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
-
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
