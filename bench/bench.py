@@ -14,6 +14,10 @@ one signal each (burst), and W3-seq = single signals on an idle server.
 (a CA, a server certificate for 127.0.0.1, a client certificate); the driver and the worker
 connect with them (the worker reads the SPINDLE_TLS_* variables). Compare with a run without
 it, back to back: the issue's target is W1 within 15%.
+
+--auth (start-dev only): the server requires API keys (``start-dev --auth``); the driver and
+the worker send the generated system_admin key (the worker reads SPINDLE_API_KEY). With
+--tls and --auth together: the issue's "TLS and API keys on" run.
 """
 
 from __future__ import annotations
@@ -298,21 +302,30 @@ def _make_pki(folder: str) -> tuple[list[str], dict[str, str]]:
                    "SPINDLE_TLS_KEY_FILE": str(ckey)}
 
 
-def _spawn_server(db: str, tls_flags: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+def _spawn_server(db: str, tls_flags: list[str] | None = None, auth: bool = False) -> tuple[subprocess.Popen, str, str]:
+    """start-dev on ``db``: the process, its address and (with ``auth``) the generated admin key."""
     exe = shutil.which("spindle") or os.path.join(os.path.dirname(sys.executable), "spindle")
     log = os.environ.get("SPINDLE_SERVER_LOG")
     extra = ["--config", os.environ["SPINDLE_SERVER_CONFIG"]] if os.environ.get("SPINDLE_SERVER_CONFIG") else []
     extra += tls_flags or []
+    extra += ["--auth"] if auth else []
     proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0", *extra,
                              "--log-level", os.environ.get("SPINDLE_SERVER_LOG_LEVEL", "warning")], stdout=subprocess.PIPE,
                             stderr=open(log, "w") if log else subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
-    line = proc.stdout.readline()
+    api_key = ""
+    while True:  # with --auth the generated admin key comes first, then the listening line
+        line = proc.stdout.readline()
+        key = re.search(r"\b(spk_[0-9a-f]{16}_[A-Za-z0-9_-]{43})\b", line)
+        if key:
+            api_key = key.group(1)
+        if not line or "listening on" in line:
+            break
     m = re.search(r"listening on (\S+)", line)
-    if not m or (tls_flags and "TLS with client certificates" not in line):
+    if not m or (tls_flags and "TLS with client certificates" not in line) or ("--auth" in extra and not api_key):
         proc.kill()
-        raise RuntimeError(f"server did not start{' with mutual TLS' if tls_flags else ''}: {line!r}")
-    return proc, m.group(1)
+        raise RuntimeError(f"server did not start as asked ({' '.join(extra)}): {line!r}")
+    return proc, m.group(1), api_key
 
 
 async def main() -> None:
@@ -327,13 +340,14 @@ async def main() -> None:
     ap.add_argument("--seq-signals", type=int, default=50)
     ap.add_argument("--only", default="w1,w1rate,w2,w3,w3seq")
     ap.add_argument("--tls", action="store_true", help="start-dev serves mutual TLS (certificates made for the run)")
+    ap.add_argument("--auth", action="store_true", help="start-dev requires API keys (start-dev --auth)")
     a = ap.parse_args()
-    if a.tls and a.mode != "start-dev":
-        ap.error("--tls: only with --mode start-dev (embedded mode has no network)")
+    if (a.tls or a.auth) and a.mode != "start-dev":
+        ap.error("--tls, --auth: only with --mode start-dev (embedded mode has no network)")
     tmp = tempfile.mkdtemp(prefix="spindle-bench-")
     db = os.path.join(tmp, "bench.db")
     out: dict = {"engine": "spindle", "mode": a.mode, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                 "nproc": os.cpu_count(), "tls": a.tls}
+                 "nproc": os.cpu_count(), "tls": a.tls, "auth": a.auth}
     try:
         if a.mode == "embedded":
             client = await Client.connect("embedded:" + db)
@@ -343,7 +357,9 @@ async def main() -> None:
             await client.close()
         else:
             tls_flags, tls_env = _make_pki(tmp) if a.tls else ([], {})
-            server, addr = _spawn_server(db, tls_flags)
+            server, addr, api_key = _spawn_server(db, tls_flags, a.auth)
+            if api_key:
+                tls_env["SPINDLE_API_KEY"] = api_key
             worker = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), addr], stdout=subprocess.PIPE,
                                       text=True, env={**os.environ, **tls_env})
             try:
@@ -351,7 +367,7 @@ async def main() -> None:
                 if "worker ready" not in worker.stdout.readline():
                     raise RuntimeError("worker did not start")
                 tls = ClientConfig.load_client_connect_config(override_env_vars=tls_env).get("tls", False)
-                client = await Client.connect(addr, tls=tls)
+                client = await Client.connect(addr, tls=tls, api_key=api_key or None)
                 out.update(await run_workloads(client, a, {"server": server.pid, "worker": worker.pid}))
                 out["rss_end_mb"] = {"server": proc_rss_mb(server.pid), "worker": proc_rss_mb(worker.pid)}
                 await client.close()

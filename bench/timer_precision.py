@@ -77,7 +77,7 @@ async def main() -> None:
     try:
         address = "embedded:" + os.path.join(tmp, "t.db")
         if a.mode == "start-dev":
-            server, address = _spawn_server(os.path.join(tmp, "t.db"))
+            server, address, _ = _spawn_server(os.path.join(tmp, "t.db"))
         client = await Client.connect(address)
         worker_client = await Client.connect(address) if a.mode == "start-dev" else client
         async with Worker(worker_client, task_queue=QUEUE, workflows=[sleep_until], max_cached_workflows=a.n + 100):

@@ -1,6 +1,6 @@
 """The benchmark's worker process: ``python bench/worker.py ADDRESS`` (prints "worker ready").
 
-TLS settings come from the SPINDLE_TLS_* variables (``spindle.envconfig``), as bench.py --tls sets them.
+TLS settings and the API key come from the SPINDLE_TLS_* and SPINDLE_API_KEY variables (``spindle.envconfig``), as bench.py --tls sets them.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 
 async def main(address: str) -> None:
-    tls = ClientConfig.load_client_connect_config().get("tls", False)
-    client = await Client.connect(address, tls=tls)
+    env = ClientConfig.load_client_connect_config()
+    client = await Client.connect(address, tls=env.get("tls", False), api_key=env.get("api_key"))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for s in (signal.SIGTERM, signal.SIGINT):
