@@ -12,11 +12,11 @@ from typing import Any
 
 import networkx as nx
 
-from spindle.dsl._build import json_type, value_matches
+from spindle.dsl._build import CHILD_RETRY_ERROR, json_type, value_matches
 from spindle.dsl._errors import STRING_SOURCE, DslError, Pos
 from spindle.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
 from spindle.dsl._graph import build_graph, find_cycles
-from spindle.dsl._model import Compensation, ExprSite, Source, Step, WorkflowDag
+from spindle.dsl._model import ChildWorkflowCall, Compensation, ExprSite, Source, Step, WorkflowDag
 
 __all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
 
@@ -92,6 +92,7 @@ class _Validator:
         for comp in self.dag.compensate:
             compensations.setdefault(comp.step, []).append(comp)
         self.check_compensation_targets()
+        self.check_child_retry()
         for step_id, upstream in self.upstream_walk(cyclic):
             for step in steps_by_id[step_id]:
                 self.check_step_expressions(step, upstream)
@@ -172,6 +173,15 @@ class _Validator:
                 reason = f"depends_on forms a cycle: {chain} (each step depends on the one before it)"
             self.error(reason, _where(first, "depends_on"), first.id)
         return cyclic
+
+    def check_child_retry(self) -> None:
+        """``retry`` on a ``workflow:`` step (possible in a DAG from JSON: ``load`` refuses it)."""
+        bodies = [(step.id, step) for step in self.dag.steps]
+        bodies += [(step.id, step.on_failure.handler) for step in self.dag.steps if step.on_failure.handler]
+        bodies += [(comp.step, comp.body) for comp in self.dag.compensate]
+        for step_id, body in bodies:
+            if isinstance(body.kind, ChildWorkflowCall) and body.kind.retry is not None:
+                self.error(CHILD_RETRY_ERROR, _where(body, "retry"), step_id)
 
     def check_step_expressions(self, step: Step, upstream: _Visible) -> None:
         scope = _Scope(
