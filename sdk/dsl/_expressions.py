@@ -346,10 +346,14 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
         single = whole_expression(parts)
         if single is not None:
             return evaluate(single.source, context)
-        return "".join(
+        text = "".join(
             part if isinstance(part, str) else _interpolated(evaluate(part.source, context))
             for part in parts
         )
+        if len(text) > MAX_RESULT_SIZE:
+            raise ExpressionError(f"the text {value[:60]!r}... is over a limit: it would be longer than "
+                                  f"{MAX_RESULT_SIZE:,} characters")
+        return text
     if isinstance(value, list):
         return [render(item, context) for item in value]
     if isinstance(value, dict):

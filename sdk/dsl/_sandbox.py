@@ -73,6 +73,10 @@ MAX_VALUE_NESTING = 100
 MAX_INT_BITS = 4096
 #: Widest ``indent`` a ``tojson`` may use.
 MAX_JSON_INDENT = 16
+#: Most groups ``batch`` and ``slice`` may make (as many as ``range`` gives numbers).
+MAX_BATCH = 100_000
+#: Filters that turn a whole value into text.
+_TEXT_FILTERS = ("string", "pprint", "tojson", "escape", "e", "forceescape", "urlencode", "xmlattr")
 
 _REMOVED_GLOBALS = ("lipsum", "cycler", "joiner", "namespace")
 _REMOVED_FILTERS = ("random",)
@@ -297,8 +301,11 @@ def _replace_estimate(text: str, old: str, new: str, count: Any) -> int:
 
 
 def _materialise(items: Any, budget: _Budget, what: str) -> list[Any]:
+    """``items`` as a list; an iterator's items are counted as produced."""
+    if isinstance(items, (list, tuple)):
+        return list(items)
     listed = list(items)
-    budget.produced(listed, what)
+    budget.charge(1 + len(listed), what)
     return listed
 
 
@@ -363,7 +370,7 @@ def _method_precheck(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[
         _check_total(_format_estimate(owner, args, kwargs, budget), what)
     elif name == "format_map" and args:
         mapping = args[0]
-        values = list(mapping.values()) if isinstance(mapping, (Mapping, Scope)) else [mapping]
+        values = [value for _, value in mapping.items()] if isinstance(mapping, (Mapping, Scope)) else [mapping]
         _check_total(_format_estimate(owner, values, {}, budget), what)
     return args, kwargs
 
@@ -394,9 +401,11 @@ def _filter_precheck(name: str, bound: dict[str, Any], budget: _Budget) -> None:
             _check_total(_printf_estimate(template, values, budget), what)
     elif name in ("batch", "slice"):
         count = bound.get("linecount", bound.get("slices"))
-        if isinstance(count, int) and count > MAX_VALUE_SIZE:
-            raise LimitExceeded(f"{what} count {count:,} is over {MAX_VALUE_SIZE:,}")
-    elif name == "tojson":
+        if isinstance(count, int) and count > MAX_BATCH:
+            raise LimitExceeded(f"{what} count {count:,} is over {MAX_BATCH:,}")
+    if name in _TEXT_FILTERS:  # the text is at least as long as the value it is made of
+        _check_total(budget.size(bound.get("value", bound.get("s")), MAX_VALUE_SIZE + 1), what)
+    if name == "tojson":
         indent = bound.get("indent")
         if (isinstance(indent, int) and indent > MAX_JSON_INDENT) or (
             isinstance(indent, str) and len(indent) > MAX_JSON_INDENT
@@ -406,6 +415,10 @@ def _filter_precheck(name: str, bound: dict[str, Any], budget: _Budget) -> None:
         start = bound.get("start", 0)
         if isinstance(start, bool) or not isinstance(start, (int, float)):
             raise LimitExceeded(f"{what} adds numbers only: start must be a number")
+
+
+#: Names Jinja's filters give the context, eval context or environment they are passed.
+_PASSED_NAMES = ("context", "eval_ctx", "environment", "env")
 
 
 def _bind(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -418,9 +431,11 @@ def _bind(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str,
 def _guard_filter(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     pass_arg = _PassArg.from_obj(original)
     signature = inspect.signature(original)
-    if pass_arg is not None:
-        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
-    checked = name in ("center", "indent", "wordwrap", "replace", "format", "batch", "slice", "tojson", "sum", "join")
+    parameters = list(signature.parameters.values())
+    if pass_arg is not None and parameters and parameters[0].name in _PASSED_NAMES:
+        signature = signature.replace(parameters=parameters[1:])  # Jinja passes that one itself
+    checked = name in ("center", "indent", "wordwrap", "replace", "format", "batch", "slice", "tojson", "sum",
+                       "join", *_TEXT_FILTERS)
 
     @pass_context
     @functools.wraps(original)
@@ -433,7 +448,10 @@ def _guard_filter(name: str, original: Callable[..., Any]) -> Callable[..., Any]
                 items = _materialise(args[0], budget, what)
                 separator = bound.get("d", "")
                 if isinstance(separator, str):
-                    _check_total(_join_estimate(separator, items, budget), what)
+                    if bound.get("attribute") is None:
+                        _check_total(_join_estimate(separator, items, budget), what)
+                    else:  # only the attribute is joined: the separators are what can be big
+                        _check_total(len(separator) * max(0, len(items) - 1), what)
                 args = (items, *args[1:])
             else:
                 _filter_precheck(name, bound, budget)

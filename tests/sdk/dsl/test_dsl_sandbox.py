@@ -21,7 +21,7 @@ import pytest
 
 from spindle import dsl
 from spindle.dsl._expressions import ExpressionError, Scope, evaluate, render
-from spindle.dsl._sandbox import MAX_INT_BITS, MAX_RESULT_SIZE, MAX_VALUE_NESTING, MAX_VALUE_SIZE, MAX_WORK
+from spindle.dsl._sandbox import MAX_BATCH, MAX_INT_BITS, MAX_RESULT_SIZE, MAX_VALUE_NESTING, MAX_VALUE_SIZE, MAX_WORK
 
 
 def _ctx(**inputs: Any) -> dict[str, Any]:
@@ -108,7 +108,12 @@ def test_allow_listed_methods_and_globals_work() -> None:
         ("'a'|center(10**9)", f"filter 'center' width 1,000,000,000 is over {MAX_VALUE_SIZE:,}"),
         ("('a'*100000)|replace('a', 'a'*100000)",
          f"filter 'replace' would produce a value of more than {MAX_VALUE_SIZE:,} characters"),
-        ("[1]|batch(10**9, 0)|list", f"filter 'batch' count 1,000,000,000 is over {MAX_VALUE_SIZE:,}"),
+        ("[1]|batch(10**9, 0)|list", f"filter 'batch' count 1,000,000,000 is over {MAX_BATCH:,}"),
+        ("[1]|slice(200000)|list", f"filter 'slice' count 200,000 is over {MAX_BATCH:,}"),
+        ("'xx'|replace(old='x', new='y'*600000)",  # arguments by keyword are checked too
+         f"filter 'replace' would produce a value of more than {MAX_VALUE_SIZE:,} characters"),
+        ("('x'*600000)|wordwrap(1)", f"filter 'wordwrap' would produce a value of more than {MAX_VALUE_SIZE:,} characters"),
+        ("('x'*1000000)|tojson", f"filter 'tojson' would produce a value of more than {MAX_VALUE_SIZE:,} characters"),
         ("range(100000)|batch(1)|sum(start=[])", "filter 'sum' adds numbers only: start must be a number"),
         ("(2**4000)*(2**4000)", f"an integer of more than {MAX_INT_BITS} bits"),
         ("range(100000)|map('center', 1000)|list|length",
@@ -142,6 +147,16 @@ def test_results_are_json_data() -> None:
     assert evaluate("'<b>' | escape", context) == "&lt;b&gt;"
     assert type(evaluate("'<b>' | escape", context)) is str
     assert evaluate("range(3)", context) == [0, 1, 2]
+
+
+def test_interpolated_text_is_limited_too() -> None:
+    big = "x" * (MAX_VALUE_SIZE - 10)
+    template = "a" + "${{ inputs.big }}" * 11
+    with pytest.raises(ExpressionError) as caught:
+        render(template, _ctx(big=big))
+    assert str(caught.value) == (
+        f"the text {template[:60]!r}... is over a limit: it would be longer than {MAX_RESULT_SIZE:,} characters"
+    )
 
 
 def test_interpolation_uses_the_same_sandbox() -> None:
