@@ -250,3 +250,25 @@ async def test_on_failure_continue_applies_to_a_refused_expression(client: Clien
         "error": f"expression ''a'*10**9' is over a limit: operator '*' would produce a value of more than "
                  f"{MAX_VALUE_SIZE:,} characters",
     }}
+
+
+async def test_steps_and_inputs_named_like_attributes_run(client: Client) -> None:
+    queue = f"sandbox-{uuid.uuid4().hex[:8]}"
+    wf = dsl.load(textwrap.dedent(
+        """\
+        name: named
+        inputs:
+          items: {type: integer, default: 2}
+          label: {type: string, default: "x"}
+        steps:
+          - id: label
+            set: {v: "${{ inputs.items * 10 }}"}
+          - id: to_plain
+            depends_on: [label]
+            set: {v: "${{ steps.label.result.v + 1 }}", name: "${{ inputs.label }}"}
+        outputs: {label: "${{ steps.label.result.v }}", to_plain: "${{ steps.to_plain.result }}"}
+        """
+    ))
+    async with Worker(client, task_queue=queue, workflows=[wf]):
+        handle = await client.start_workflow(wf, {"items": 4}, id="named", task_queue=queue)
+        assert await asyncio.wait_for(handle.result(), 60) == {"label": 40, "to_plain": {"v": 41, "name": "x"}}
