@@ -18,7 +18,7 @@ import functools
 import json
 import re
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 

@@ -180,10 +180,8 @@ _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("spindl
 
 def _budget() -> _Budget:
     budget = _BUDGET.get()
-    if budget is None:  # called outside ``evaluation()`` (e.g. Jinja used directly): a fresh one
-        budget = _Budget()
-        _BUDGET.set(budget)
-    return budget
+    # Outside ``evaluation()`` (Jinja used directly): a fresh budget per operation.
+    return budget if budget is not None else _Budget()
 
 
 @contextlib.contextmanager
@@ -391,9 +389,9 @@ def _filter_precheck(name: str, bound: dict[str, Any], budget: _Budget) -> None:
         text, wrap = str(bound.get("s", "")), bound.get("wrapstring")
         _check_total(len(text) * (1 + (len(wrap) if isinstance(wrap, str) else 1)), what)
     elif name == "replace":
-        text, old, new = bound.get("s"), bound.get("old"), bound.get("new")
-        if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
-            _check_total(_replace_estimate(text, old, new, bound.get("count")), what)
+        source, old, new = bound.get("s"), bound.get("old"), bound.get("new")
+        if isinstance(source, str) and isinstance(old, str) and isinstance(new, str):
+            _check_total(_replace_estimate(source, old, new, bound.get("count")), what)
     elif name == "format":
         template = bound.get("value")
         if isinstance(template, str):
@@ -494,7 +492,7 @@ class _CodeGenerator(CodeGenerator):
     """Jinja's code generator, with ``~`` going through the environment (to be counted)."""
 
     def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:  # noqa: N802 - Jinja's name
-        self.write("environment.concat((")
+        self.write("environment.dsl_concat((")
         for arg in node.nodes:
             self.visit(arg, frame)
             self.write(", ")
@@ -518,7 +516,8 @@ class DslEnvironment(ImmutableSandboxedEnvironment):
         self.globals["dict"] = _Callable(dict, "dict")
         self.filters["attr"] = pass_environment_attr
         self.filters = {name: _guard_filter(name, fn) for name, fn in self.filters.items()}
-        self.tests = {name: _guard_test(name, fn) for name, fn in self.tests.items()}
+        tests: dict[str, Any] = dict(self.tests)  # typeshed: "function"; any callable will do
+        self.tests = {name: _guard_test(name, fn) for name, fn in tests.items()}
 
     # -- lookups ------------------------------------------------------------------
 
@@ -581,7 +580,7 @@ class DslEnvironment(ImmutableSandboxedEnvironment):
             _check_total(_printf_estimate(left, right, budget), what)
         return budget.produced(self.binop_table[operator](left, right), what)
 
-    def concat(self, parts: tuple[Any, ...]) -> str:
+    def dsl_concat(self, parts: tuple[Any, ...]) -> str:
         """``a ~ b ~ c``: text of the parts, joined."""
         budget = _budget()
         _check_total(sum(budget.size(part, MAX_VALUE_SIZE + 1) for part in parts), "operator '~'")
