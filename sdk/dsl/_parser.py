@@ -27,8 +27,9 @@ class YScalar:
     """A scalar (string, number, boolean or null) and where it starts.
 
     ``text_pos`` is where the characters of the value start on a single-line scalar
-    (after an opening quote), so that positions inside the string can be computed;
-    it is ``None`` for multi-line or escaped scalars.
+    (after an opening quote), so that positions of expressions inside the string
+    can be computed; it is ``None`` for multi-line or escaped scalars and for
+    strings without ``${{``.
     """
 
     value: Any
