@@ -347,6 +347,10 @@ def definition_hash(dag_json: Mapping[str, Any]) -> str:
     input, an output or the header changes it. Keys are sorted, so the order of
     a mapping does not matter.
 
+    Histories record it (``workflow.patched("dsl-definition/<hash>")``), so it is
+    part of the history format, like :data:`FORMAT`: what it covers and how it
+    is encoded must not change for a given DAG.
+
     Raises:
         ValueError: ``dag_json`` is not JSON data (or nests too deeply to encode).
     """
