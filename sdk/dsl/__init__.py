@@ -14,9 +14,11 @@ workflow from the compiled DAG an execution carries.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +67,27 @@ def load_text(text: str, *, file: str = STRING_SOURCE) -> DslWorkflow:
     Raises:
         DslError: the document is invalid.
     """
-    dag = build_dag(parse_yaml(text, file), file)
-    validate_dag(dag)
+    with _gc_paused():
+        dag = build_dag(parse_yaml(text, file), file)
+        validate_dag(dag)
     return DslWorkflow(dag)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a document is loaded.
+
+    Loading allocates a node per YAML value and keeps them all (a tree: there
+    are no cycles to collect), so on a big document the collector's repeated
+    full passes over the growing heap cost about a third of the time.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def from_json(dag_json: Mapping[str, Any] | str | bytes) -> DslWorkflow:

@@ -37,6 +37,7 @@ from spindle.dsl._model import (
 from spindle.dsl._parser import YMap, YNode, YScalar, YSeq, plain
 
 __all__ = [
+    "CHILD_RETRY_ERROR",
     "COMMON_STEP_KEYS",
     "HEADER_KEYS",
     "INPUT_KEYS",
@@ -60,7 +61,8 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "schedule_to_start",
         "heartbeat",
     ),
-    "workflow": ("args", "task_queue", "workflow_id", "retry", "execution_timeout"),
+    # No "retry": a child workflow has no retry policy (workflow.execute_child_workflow takes none).
+    "workflow": ("args", "task_queue", "workflow_id", "execution_timeout"),
     "sleep": (),
     "wait_for_signal": ("timeout",),
     "set": (),
@@ -84,6 +86,11 @@ RETRY_KEYS = (
     "backoff_coefficient",
     "maximum_interval",
     "non_retryable_error_types",
+)
+#: Why ``retry`` is refused on a ``workflow:`` step.
+CHILD_RETRY_ERROR = (
+    "'retry' does not apply to a workflow step: a child workflow has no retry policy; give the "
+    "activities inside the child their own 'retry'"
 )
 _ALL_OPTIONS = tuple(dict.fromkeys(option for opts in KIND_OPTIONS.values() for option in opts))
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -433,6 +440,8 @@ class _Builder:
         options = KIND_OPTIONS[kind_key]
 
         def misplaced(key: str) -> str | None:
+            if key == "retry" and kind_key == "workflow":
+                return CHILD_RETRY_ERROR
             if key in _ALL_OPTIONS:
                 owners = [kind for kind, opts in KIND_OPTIONS.items() if key in opts]
                 return (
@@ -543,7 +552,6 @@ class _Builder:
                 args=args(),
                 task_queue=task_queue(),
                 workflow_id=workflow_id,
-                retry=retry(),
                 execution_timeout=duration("execution_timeout"),
             )
         if kind_key == "sleep":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["DslError", "Pos", "STRING_SOURCE"]
 
@@ -10,9 +10,8 @@ __all__ = ["DslError", "Pos", "STRING_SOURCE"]
 STRING_SOURCE = "<string>"
 
 
-@dataclass(frozen=True, order=True)
-class Pos:
-    """A 1-based line and column in a YAML document."""
+class Pos(NamedTuple):
+    """A 1-based line and column in a YAML document (ordered by line, then column)."""
 
     line: int
     column: int

@@ -1,12 +1,15 @@
 """``${{ ... }}`` expressions: finding, checking and evaluating them.
 
-The expression language is Jinja2's expression syntax, evaluated by
-``jinja2.sandbox.ImmutableSandboxedEnvironment`` (README.md says why). Nothing here
-runs Python written by the user: Jinja parses its own small grammar, and the
-sandbox refuses private attributes, mutation of lists and dicts, and unsafe
-callables. The few Jinja globals and filters that are not deterministic
-(``random``, ``lipsum``) or that hold state (``cycler``, ``joiner``,
-``namespace``) are removed, so an expression's value depends only on its context.
+The expression language is Jinja2's expression syntax, evaluated in
+``_sandbox.DslEnvironment``, a narrowed ``jinja2.sandbox.ImmutableSandboxedEnvironment``
+(README.md says why). Nothing here runs Python written by the user: Jinja parses
+its own small grammar, and the sandbox refuses private attributes, mutation of
+lists and dicts, calls outside an allow-list, and work or values over its limits.
+The few Jinja globals and filters that are not deterministic (``random``,
+``lipsum``) or that hold state (``cycler``, ``joiner``, ``namespace``) are
+removed, so an expression's value depends only on its context. Parsing is limited
+too: brackets at most :data:`MAX_EXPRESSION_BRACKETS` deep and a syntax tree at
+most :data:`MAX_EXPRESSION_DEPTH` deep, so no expression exhausts the stack.
 """
 
 from __future__ import annotations
@@ -15,17 +18,38 @@ import functools
 import json
 import re
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
 import jinja2
 
 from jinja2 import nodes
+from jinja2.environment import TemplateExpression
 from jinja2.parser import Parser
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from spindle.dsl._sandbox import (
+    MAX_INT_BITS,
+    MAX_RESULT_SIZE,
+    MAX_VALUE_NESTING,
+    MAX_VALUE_SIZE,
+    MAX_WORK,
+    DslEnvironment,
+    LimitExceeded,
+    NotData,
+    Scope,
+    evaluation,
+    plain_result,
+)
 
 __all__ = [
+    "MAX_EXPRESSION_BRACKETS",
+    "MAX_EXPRESSION_DEPTH",
+    "MAX_INT_BITS",
+    "MAX_RESULT_SIZE",
+    "MAX_VALUE_NESTING",
+    "MAX_VALUE_SIZE",
+    "MAX_WORK",
     "Expression",
     "ExpressionError",
     "Reference",
@@ -40,9 +64,10 @@ __all__ = [
 
 _OPEN = "${{"
 _CLOSE = "}}"
-_REMOVED_GLOBALS = ("lipsum", "cycler", "joiner", "namespace")
-_REMOVED_FILTERS = ("random",)
-
+#: Brackets ``()``, ``[]``, ``{}`` may nest at most this deep in one expression.
+MAX_EXPRESSION_BRACKETS = 20
+#: An expression's syntax tree (operators, filters, lookups) may be at most this deep.
+MAX_EXPRESSION_DEPTH = 64
 
 class ExpressionError(ValueError):
     """An expression does not parse, or failed when evaluated.
@@ -94,18 +119,9 @@ class _Undefined(jinja2.StrictUndefined):
         return str(super()._undefined_message)
 
 
-def _make_environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(undefined=_Undefined, autoescape=False)
-    for name in _REMOVED_GLOBALS:
-        env.globals.pop(name, None)
-    for name in _REMOVED_FILTERS:
-        env.filters.pop(name, None)
-    return env
+ENVIRONMENT = DslEnvironment(undefined=_Undefined)
 
-
-ENVIRONMENT = _make_environment()
-
-#: Names an expression may use besides the context (Jinja globals kept above).
+#: Names an expression may use besides the context (Jinja globals kept by the sandbox).
 GLOBAL_NAMES = frozenset(ENVIRONMENT.globals)
 
 
@@ -115,14 +131,60 @@ def has_expression(value: object) -> bool:
 
 
 def _parse(source: str) -> nodes.Expr:
-    parser = Parser(ENVIRONMENT, source, state="variable")
-    expr = parser.parse_expression()
-    if parser.stream.current.type != "eof":
-        token = parser.stream.current
+    """Parse one expression, within the nesting limits.
+
+    Raises:
+        jinja2.TemplateSyntaxError: it does not parse, or nests too deeply.
+    """
+    depth = _bracket_depth(source)
+    if depth > MAX_EXPRESSION_BRACKETS:
         raise jinja2.TemplateSyntaxError(
-            f"unexpected {token.value!r} after the expression", token.lineno
-        )
+            f"brackets nested {depth} deep; expressions may nest at most {MAX_EXPRESSION_BRACKETS}", 1)
+    try:
+        parser = Parser(ENVIRONMENT, source, state="variable")
+        expr = parser.parse_expression()
+        if parser.stream.current.type != "eof":
+            token = parser.stream.current
+            raise jinja2.TemplateSyntaxError(f"unexpected {token.value!r} after the expression", token.lineno)
+    except RecursionError:
+        raise jinja2.TemplateSyntaxError(_TOO_DEEP, 1) from None
+    except ValueError:  # Python refuses integer literals of over 4300 digits
+        raise jinja2.TemplateSyntaxError("a number literal has too many digits", 1) from None
+    if _tree_depth(expr) > MAX_EXPRESSION_DEPTH:
+        raise jinja2.TemplateSyntaxError(_TOO_DEEP, 1)
     return expr
+
+
+_TOO_DEEP = f"the expression nests more than {MAX_EXPRESSION_DEPTH} operations deep"
+
+
+def _bracket_depth(source: str) -> int:
+    """The deepest nesting of ``()``, ``[]`` and ``{}`` outside string literals."""
+    depth = deepest = 0
+    for token in _BRACKETS.findall(source):
+        if token in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+#: A string literal (skipped) or one bracket.
+_BRACKETS = re.compile(r"'(?:[^'\\]|\\.)*'?|\"(?:[^\"\\]|\\.)*\"?|[()\[\]{}]", re.S)
+
+
+def _tree_depth(root: nodes.Node) -> int:
+    """The depth of an expression's syntax tree (iteratively: no recursion limit)."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_EXPRESSION_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in node.iter_child_nodes())
+    return deepest
 
 
 @functools.lru_cache(maxsize=4096)
@@ -152,28 +214,47 @@ def split_template(text: str) -> tuple[TemplatePart, ...]:
 
 def _expression_at(text: str, start: int) -> Expression:
     inner_start = start + len(_OPEN)
-    end = text.find(_CLOSE, inner_start)
-    first_error: Exception | None = None
-    while end >= 0:
-        raw = text[inner_start:end]
-        try:
-            tree = _parse(raw)
-        except jinja2.TemplateSyntaxError as exc:
-            first_error = first_error or exc
-            end = text.find(_CLOSE, end + 1)
-            continue
-        if not raw.strip():
-            raise ExpressionError("empty expression '${{ }}'", start)
-        refs: list[Reference] = []
-        _collect_references(tree, refs)
-        every = [tree, *tree.find_all(nodes.Node)]  # find_all skips the root itself
-        filters = tuple(sorted({n.name for n in every if isinstance(n, nodes.Filter)}))
-        tests = tuple(sorted({n.name for n in every if isinstance(n, nodes.Test)}))
-        return Expression(raw, start, end + len(_CLOSE), tuple(refs), filters, tests)
-    if first_error is None:
+    end = _closing(text, inner_start)
+    if end < 0:
+        end = text.find(_CLOSE, inner_start)  # unbalanced: let the parser say what is wrong
+    if end < 0:
         raise ExpressionError(f"unterminated expression: {_OPEN} without {_CLOSE}", start)
-    message = getattr(first_error, "message", None) or str(first_error)
-    raise ExpressionError(f"expression does not parse: {message}", start)
+    raw = text[inner_start:end]
+    if not raw.strip():
+        raise ExpressionError("empty expression '${{ }}'", start)
+    try:
+        tree = _parse(raw)
+    except jinja2.TemplateSyntaxError as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        raise ExpressionError(f"expression does not parse: {message}", start) from None
+    refs: list[Reference] = []
+    _collect_references(tree, refs)
+    every = [tree, *tree.find_all(nodes.Node)]  # find_all skips the root itself
+    filters = tuple(sorted({n.name for n in every if isinstance(n, nodes.Filter)}))
+    tests = tuple(sorted({n.name for n in every if isinstance(n, nodes.Test)}))
+    return Expression(raw, start, end + len(_CLOSE), tuple(refs), filters, tests)
+
+
+def _closing(text: str, position: int) -> int:
+    """Where the ``}}`` that closes an expression starting at ``position`` is, or -1.
+
+    It is the first ``}}`` outside string literals and brackets, so
+    ``${{ {'a': {'b': 1}} }}`` and ``${{ '}}' }}`` work; found in one pass.
+    """
+    depth = 0
+    for match in _TOKENS.finditer(text, position):
+        token = match.group()
+        if token in ("(", "[", "{"):
+            depth += 1
+        elif token == "}" and depth == 0 and text.startswith(_CLOSE, match.start()):
+            return match.start()
+        elif token in (")", "]", "}"):
+            depth = max(0, depth - 1)
+    return -1
+
+
+#: What matters for finding the end of an expression: string literals and brackets.
+_TOKENS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[()\[\]{}]", re.S)
 
 
 def _collect_references(node: nodes.Node, out: list[Reference]) -> None:
@@ -202,78 +283,35 @@ def _collect_references(node: nodes.Node, out: list[Reference]) -> None:
         _collect_references(child, out)
 
 
-class Scope:
-    """A read-only namespace for expressions: ``scope.key`` and ``scope['key']``.
-
-    Plain dicts would let a step called ``items`` or an input called ``keys`` be
-    shadowed by the dict method of that name, because Jinja tries attributes first.
-    """
-
-    __slots__ = ("_data", "label")
-
-    def __init__(self, data: Mapping[str, Any], label: str = "mapping") -> None:
-        self._data = data
-        self.label = label
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __repr__(self) -> str:
-        return repr(dict(self._data))
-
-    def to_plain(self) -> dict[str, Any]:
-        """The mapping as plain data."""
-        return {key: to_plain(value) for key, value in self._data.items()}
-
-
-def to_plain(value: Any) -> Any:
-    """Turn an expression's value into JSON-like data (lists, dicts, scalars)."""
-    if isinstance(value, jinja2.Undefined):
-        value._fail_with_undefined_error()  # raises UndefinedError
-    if isinstance(value, Scope):
-        return value.to_plain()
-    if isinstance(value, str):
-        return str.__str__(value)  # plain str, also for Jinja's Markup
-    if isinstance(value, Mapping):
-        return {key: to_plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, range)) or _is_iterator(value):
-        return [to_plain(item) for item in value]
-    return value
-
-
-def _is_iterator(value: Any) -> bool:
-    return hasattr(value, "__next__") and hasattr(value, "__iter__")
-
-
 @functools.lru_cache(maxsize=4096)
-def _compiled(source: str) -> Callable[..., Any]:
-    return ENVIRONMENT.compile_expression(source, undefined_to_none=False)
+def _compiled(source: str) -> TemplateExpression:
+    template = nodes.Template([nodes.Assign(nodes.Name("result", "store"), _parse(source), lineno=1)], lineno=1)
+    template.set_environment(ENVIRONMENT)
+    return TemplateExpression(ENVIRONMENT.from_string(template), undefined_to_none=False)
 
 
 def evaluate(source: str, context: Mapping[str, Any]) -> Any:
-    """Evaluate one expression (the text between ``${{`` and ``}}``).
+    """Evaluate one expression (the text between ``${{`` and ``}}``) to JSON data.
+
+    Deterministic: the same expression and context give the same value or the
+    same error, on any machine (the limits count sizes and operations, never time).
 
     Raises:
         ExpressionError: the expression failed (an undefined key, a bad operand, a
-            call the sandbox refuses, ...).
+            call the sandbox refuses, a value that is not data, a limit, ...).
     """
-    try:
-        return to_plain(_compiled(source)(**context))
-    except jinja2.TemplateError as exc:
-        raise ExpressionError(f"expression '{source.strip()}' failed: {exc}") from None
-    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
-        raise ExpressionError(
-            f"expression '{source.strip()}' failed: {type(exc).__name__}: {exc}"
-        ) from None
+    shown = source.strip()
+    with evaluation():
+        try:
+            return plain_result(_compiled(source)(**context))
+        except LimitExceeded as exc:
+            raise ExpressionError(f"expression '{shown}' is over a limit: {exc}") from None
+        except NotData as exc:
+            raise ExpressionError(f"expression '{shown}' failed: {exc}") from None
+        except jinja2.TemplateError as exc:
+            raise ExpressionError(f"expression '{shown}' failed: {exc}") from None
+        except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+            raise ExpressionError(f"expression '{shown}' failed: {type(exc).__name__}: {exc}") from None
 
 
 def whole_expression(parts: tuple[TemplatePart, ...]) -> Expression | None:
@@ -308,10 +346,14 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
         single = whole_expression(parts)
         if single is not None:
             return evaluate(single.source, context)
-        return "".join(
+        text = "".join(
             part if isinstance(part, str) else _interpolated(evaluate(part.source, context))
             for part in parts
         )
+        if len(text) > MAX_RESULT_SIZE:
+            raise ExpressionError(f"the text {value[:60]!r}... is over a limit: it would be longer than "
+                                  f"{MAX_RESULT_SIZE:,} characters")
+        return text
     if isinstance(value, list):
         return [render(item, context) for item in value]
     if isinstance(value, dict):

@@ -7,6 +7,10 @@ execution's input, so it must stay readable by later versions of this module:
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, Union
@@ -35,6 +39,7 @@ __all__ = [
     "WorkflowDag",
     "dag_from_json",
     "dag_to_json",
+    "definition_hash",
 ]
 
 #: Version tag of the JSON form of a DAG.
@@ -116,7 +121,12 @@ class ActivityCall:
 
 @dataclass(frozen=True)
 class ChildWorkflowCall:
-    """``workflow: TYPE``: run a child workflow (Python or YAML) by its type name."""
+    """``workflow: TYPE``: run a child workflow (Python or YAML) by its type name.
+
+    ``retry`` is always ``None`` in a DAG built now (``load`` refuses it: a child
+    workflow has no retry policy); it stays in the JSON form so that DAGs
+    compiled by earlier versions still read, and such a step fails when it runs.
+    """
 
     KIND: ClassVar[str] = "workflow"
     workflow: str
@@ -306,7 +316,53 @@ def _step_from_json(data: Mapping[str, Any]) -> Step:
 
 
 def dag_to_json(dag: WorkflowDag) -> dict[str, Any]:
-    """The DAG as plain JSON data (what an execution's input carries)."""
+    """The DAG as plain JSON data (what an execution's input carries).
+
+    Values YAML gives as other types become JSON too, the way the data
+    converter would send them: dates and timestamps as ISO 8601 text, anything
+    else as its ``str``. So the DAG a worker loaded and the DAG it receives in a
+    start input compare (and hash) equal.
+    """
+    encoded = json.dumps(_dag_to_data(dag), default=_json_default, ensure_ascii=False)
+    data: dict[str, Any] = json.loads(encoded)
+    return data
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
+
+
+#: Fields of the JSON form left out of :func:`definition_hash` (where, not what).
+_UNHASHED = ("file", "positions")
+
+
+def definition_hash(dag_json: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of a compiled DAG's content: what the workflow does.
+
+    The hash covers every field of the JSON form except where the document was
+    (``file``, ``positions``): the same YAML loaded from another path, or with
+    other comments and blank lines, has the same hash; any change to a step, an
+    input, an output or the header changes it. Keys are sorted, so the order of
+    a mapping does not matter.
+
+    Histories record it (``workflow.patched("dsl-definition/<hash>")``), so it is
+    part of the history format, like :data:`FORMAT`: what it covers and how it
+    is encoded must not change for a given DAG.
+
+    Raises:
+        ValueError: ``dag_json`` is not JSON data (or nests too deeply to encode).
+    """
+    content = {key: value for key, value in dag_json.items() if key not in _UNHASHED}
+    try:
+        encoded = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ValueError(f"not JSON data: {error}") from None
+    return "sha256:" + hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _dag_to_data(dag: WorkflowDag) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "name": dag.name,

@@ -1,13 +1,24 @@
 """The interpreter workflow: one ``@workflow.defn`` per YAML ``name``, running its DAG.
 
-The workflow's single argument is ``{"dag": <compiled DAG JSON>, "inputs": {...}}``
-(what ``DslWorkflow.start_input`` builds, and what ``client.start_workflow(defn,
-inputs)`` sends), so the DAG is recorded in the execution's input in history and
-editing the YAML never changes a running execution. Started with the bare inputs
-instead (by a start by type name, a ``workflow:`` step of a parent, or an older
-client), the interpreter records the DAG it was loaded with in a side-effect
-marker in its first workflow task, which pins it the same way: replays read the
-marker, not the file.
+The workflow's single argument is ``{"dag": <compiled DAG JSON>, "definition":
+"sha256:...", "inputs": {...}}`` (what ``DslWorkflow.start_input`` builds, and
+what ``client.start_workflow(defn, inputs)`` sends), so the DAG is recorded in
+the execution's input in history and editing the YAML never changes a running
+execution. Started with the bare inputs instead (by a start by type name, a
+``workflow:`` step of a parent, or an older client), the interpreter records the
+DAG it was loaded with in a side-effect marker in its first workflow task, which
+pins it the same way: replays read the marker, not the file.
+
+A DAG that arrives in a start input is only run if it is the definition this
+worker was given: the first workflow task compares its hash with the loaded
+definition's and records the verdict as a ``Version`` marker
+(``workflow.patched("dsl-definition/<hash>")``, or ``"dsl-definition-refused"``);
+a DAG this worker does not know fails the execution (``DslUnknownDefinition``,
+non-retryable) before anything of it is evaluated. Later tasks and replays,
+possibly on a worker with a newer version of the file, read the verdict from
+history instead of checking again, so running executions keep the DAG they
+started with. Executions whose first task completed before the check existed
+have no verdict and replay as before.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from spindle.dsl._model import (
     WaitForSignal,
     WorkflowDag,
     dag_from_json,
+    definition_hash,
 )
 from spindle.dsl._scheduler import STARTED, DagFailed, DagRun, StepError, StepObserver
 from spindle.dsl._validate import check_inputs
@@ -38,11 +50,15 @@ from spindle.exceptions import ApplicationError, FailureError
 
 __all__ = [
     "DEFAULT_START_TO_CLOSE",
+    "DEFINITION_ACCEPTED",
+    "DEFINITION_REFUSED",
     "INPUT_ERROR",
     "STEP_FAILED",
     "STEP_MARKER",
     "STEP_MARKERS_PATCH",
+    "UNKNOWN_DEFINITION",
     "SdkExecutor",
+    "definition_verdict",
     "interpret",
     "is_start_input",
     "make_definition",
@@ -61,6 +77,13 @@ OUTPUT_ERROR = "DslOutputError"
 STEP_MARKER = "DslStep"
 #: The ``workflow.patched`` id guarding step markers (runs from before them replay without).
 STEP_MARKERS_PATCH = "dsl-step-markers"
+#: ``ApplicationError.type`` of a run whose start input holds a DAG this worker was not given.
+UNKNOWN_DEFINITION = "DslUnknownDefinition"
+#: ``workflow.patched`` id (prefix; the DAG's hash follows) recording that a run's DAG was
+#: checked against the worker's definition and accepted.
+DEFINITION_ACCEPTED = "dsl-definition/"
+#: ``workflow.patched`` id recording that a run's DAG was refused (the run failed).
+DEFINITION_REFUSED = "dsl-definition-refused"
 #: Error texts in step markers are cut to this many characters.
 _MARKER_TEXT = 500
 
@@ -122,8 +145,9 @@ class SdkExecutor:
         task_queue = call.task_queue or self.dag.task_queue
         if task_queue:
             options["task_queue"] = task_queue
-        if call.retry is not None:
-            options["retry_policy"] = _retry_policy(call.retry)
+        if call.retry is not None:  # only in a DAG built before load refused it; never silently dropped
+            raise StepError("'retry' is not supported on a workflow step (a child workflow has no retry "
+                            "policy); retry the activities inside the child instead")
         if call.execution_timeout is not None:
             options["execution_timeout"] = _delta(call.execution_timeout)
         return await workflow.execute_child_workflow(call.workflow, *args, **options)
@@ -202,29 +226,103 @@ def step_marker_recorder(dag: WorkflowDag) -> StepObserver:
 
 
 def is_start_input(arg: Any) -> bool:
-    """True if ``arg`` is ``{"dag": <compiled DAG>, "inputs": ...}``."""
+    """True if ``arg`` is ``{"dag": <compiled DAG>, "inputs": ...}`` (``"definition"`` optional)."""
     return (
         isinstance(arg, Mapping)
-        and set(arg) == {"dag", "inputs"}
+        and set(arg) in ({"dag", "inputs"}, {"dag", "inputs", "definition"})
         and isinstance(arg["dag"], Mapping)
         and arg["dag"].get("format") == FORMAT
     )
 
 
-async def interpret(arg: Any, loaded: Mapping[str, Any]) -> dict[str, Any]:
-    """Run the DAG an execution was started with; return its outputs.
+def definition_verdict(arg: Mapping[str, Any], name: str, loaded: Mapping[str, Any], loaded_hash: str
+                       ) -> dict[str, Any]:
+    """Whether the DAG of start input ``arg`` is the loaded definition: ``{"accepted", "definition", ...}``.
 
-    ``loaded`` is the DAG of the definition this worker registered, used (through
-    a side-effect marker) only when ``arg`` holds bare inputs.
+    ``definition`` is the hash of the DAG received (``None`` if it cannot be
+    hashed); a rejection has ``reason``, the message the execution fails with.
+    """
+    try:
+        received = definition_hash(arg["dag"])
+    except ValueError as error:
+        received = None
+        problem = f"the DAG in the start input cannot be hashed ({error})"
+    else:
+        claimed = arg.get("definition")
+        if claimed is not None and claimed != received:
+            problem = f"the start input says definition {claimed!r} but its DAG hashes to {received}"
+        elif received == loaded_hash:
+            return {"accepted": True, "definition": received}
+        else:
+            problem = f"the DAG in the start input ({received}) is not the definition this worker runs"
+    version = loaded.get("version")
+    known = f"{name}" + (f" version {version}" if version is not None else "") + f", {loaded_hash}"
+    if loaded.get("file"):
+        known += f", loaded from {loaded['file']}"
+    reason = (
+        f"YAML workflow {name!r}: {problem} ({known}); a worker runs only the YAML workflows it was "
+        "given: start it with the DslWorkflow (client.start_workflow(wf, inputs)) or by type name "
+        "with the bare inputs"
+    )
+    return {"accepted": False, "definition": received, "expected": loaded_hash, "reason": reason}
+
+
+def _check_definition(arg: Mapping[str, Any], loaded: Mapping[str, Any], loaded_hash: str) -> None:
+    """Run only a start input's DAG this worker was given; record the verdict in history.
+
+    A new run checks the DAG's hash against the loaded definition and records
+    the verdict as a ``Version`` marker: ``dsl-definition/<hash>`` (accepted)
+    or ``dsl-definition-refused`` (then the run fails). A replay reads the
+    marker instead of checking again, so a worker with another version of the
+    file replays and finishes the run on the DAG it started with; a history
+    with neither marker was recorded before the check existed and replays as it
+    ran.
 
     Raises:
-        ApplicationError: wrong inputs (type ``DslInputError``), a failed step
-            (``DslStepFailed``) or outputs that could not be evaluated
+        ApplicationError: type ``DslUnknownDefinition``, non-retryable: the DAG
+            is not the loaded definition (or was refused when first run).
+    """
+    try:
+        received: str | None = definition_hash(arg["dag"])
+    except ValueError:
+        received = None
+    if workflow.unsafe.is_replaying():
+        if received is not None and workflow.patched(DEFINITION_ACCEPTED + received):
+            return
+        if not workflow.patched(DEFINITION_REFUSED):
+            return  # recorded before the check existed
+        verdict = definition_verdict(arg, str(loaded.get("name")), loaded, loaded_hash)
+    else:
+        verdict = definition_verdict(arg, str(loaded.get("name")), loaded, loaded_hash)
+        if verdict["accepted"]:
+            workflow.patched(DEFINITION_ACCEPTED + str(received))
+            return
+        workflow.patched(DEFINITION_REFUSED)
+    raise ApplicationError(
+        str(verdict.get("reason") or "the DAG was refused when this run started"),
+        {"definition": verdict.get("definition"), "expected": verdict.get("expected")},
+        type=UNKNOWN_DEFINITION, non_retryable=True,
+    )
+
+
+async def interpret(arg: Any, loaded: Mapping[str, Any], loaded_hash: str | None = None) -> dict[str, Any]:
+    """Run the DAG an execution was started with; return its outputs.
+
+    ``loaded`` is the DAG of the definition this worker registered (and
+    ``loaded_hash`` its ``definition_hash``): used (through a side-effect
+    marker) when ``arg`` holds bare inputs, and the only DAG accepted from a
+    start input of a new execution.
+
+    Raises:
+        ApplicationError: a start input whose DAG is not the loaded definition
+            (type ``DslUnknownDefinition``), wrong inputs (``DslInputError``), a
+            failed step (``DslStepFailed``) or outputs that could not be evaluated
             (``DslOutputError``); all are non-retryable.
     """
     if is_start_input(arg):
         dag_json: Mapping[str, Any] = arg["dag"]
         given = arg["inputs"]
+        _check_definition(arg, loaded, loaded_hash if loaded_hash is not None else definition_hash(loaded))
     else:
         dag_json = workflow.side_effect(lambda: dict(loaded))
         given = arg
@@ -247,18 +345,20 @@ async def interpret(arg: Any, loaded: Mapping[str, Any]) -> dict[str, Any]:
         raise ApplicationError(f"outputs: {error}", type=OUTPUT_ERROR, non_retryable=True) from None
 
 
-def make_definition(name: str, file: str | None, dag_json: Mapping[str, Any],
+def make_definition(name: str, file: str | None, dag_json: Mapping[str, Any], definition: str,
                     start_args: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> Any:
     """A ``@workflow.defn(name=name)`` function interpreting the DAG ``dag_json``.
 
     ``file`` names the YAML document in the function's docstring (``None``: loaded from
-    text). ``start_args`` becomes its ``__spindle_start_args__``, so that
-    ``client.start_workflow(definition, inputs)`` sends the DAG with the inputs too.
+    text); ``definition`` is the DAG's ``definition_hash``, the only DAG the function
+    accepts from a start input of a new execution. ``start_args`` becomes its
+    ``__spindle_start_args__``, so that ``client.start_workflow(definition, inputs)``
+    sends the DAG with the inputs too.
     """
     loaded = dag_json
 
     async def run(arg: Any = None) -> dict[str, Any]:
-        return await interpret(arg, loaded)
+        return await interpret(arg, loaded, definition)
 
     run.__name__ = run.__qualname__ = f"dsl_{name}".replace(".", "_").replace("-", "_")
     run.__doc__ = f"YAML workflow {name!r} ({file or 'text'})."

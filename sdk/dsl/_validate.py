@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import difflib
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import networkx as nx
 
-from spindle.dsl._build import json_type, value_matches
+from spindle.dsl._build import CHILD_RETRY_ERROR, json_type, value_matches
 from spindle.dsl._errors import STRING_SOURCE, DslError, Pos
 from spindle.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
-from spindle.dsl._graph import ancestors, build_graph, find_cycles
-from spindle.dsl._model import ExprSite, Source, Step, WorkflowDag
+from spindle.dsl._graph import build_graph, find_cycles
+from spindle.dsl._model import ChildWorkflowCall, Compensation, ExprSite, Source, Step, WorkflowDag
 
 __all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
 
@@ -31,6 +31,24 @@ def _suggest(word: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+class _Visible:
+    """A set of step ids held as bits (see ``_Validator.upstream_walk``)."""
+
+    __slots__ = ("bits", "index")
+
+    def __init__(self, bits: int, index: Mapping[str, int]) -> None:
+        self.bits = bits
+        self.index = index
+
+    def __contains__(self, step_id: object) -> bool:
+        position = self.index.get(step_id) if isinstance(step_id, str) else None
+        return position is not None and bool(self.bits >> position & 1)
+
+    def plus(self, step_id: str) -> _Visible:
+        """This set and ``step_id``."""
+        return _Visible(self.bits | 1 << self.index[step_id], self.index)
+
+
 class _Scope:
     """What the expressions of one place in the document may read."""
 
@@ -38,7 +56,7 @@ class _Scope:
         self,
         *,
         step: str | None,
-        visible_steps: set[str],
+        visible_steps: _Visible,
         loop: bool = False,
         error: bool = False,
         why_not_visible: str = "",
@@ -57,6 +75,8 @@ class _Validator:
         self.errors: list[DslError] = []
         self.step_ids = [step.id for step in dag.steps]
         self.graph = build_graph(dag)
+        #: step id -> its bit in upstream sets (document order of first definition).
+        self.index: dict[str, int] = {node: position for position, node in enumerate(self.graph)}
 
     def error(self, reason: str, pos: Pos, step: str | None = None) -> None:
         self.errors.append(DslError(reason, file=self.file, pos=pos, step=step))
@@ -65,10 +85,59 @@ class _Validator:
         self.check_ids()
         self.check_dependencies()
         cyclic = self.check_cycles()
+        steps_by_id: dict[str, list[Step]] = {}
         for step in self.dag.steps:
-            self.check_step_expressions(step, cyclic)
+            steps_by_id.setdefault(step.id, []).append(step)
+        compensations: dict[str, list[Compensation]] = {}
+        for comp in self.dag.compensate:
+            compensations.setdefault(comp.step, []).append(comp)
+        self.check_compensation_targets()
+        self.check_child_retry()
+        for step_id, upstream in self.upstream_walk(cyclic):
+            for step in steps_by_id[step_id]:
+                self.check_step_expressions(step, upstream)
+            for comp in compensations.get(step_id, ()):
+                self.check_compensation_expressions(comp, upstream)
         self.check_outputs()
-        self.check_compensations()
+
+    def upstream_walk(self, cyclic: set[str]) -> Iterator[tuple[str, _Visible]]:
+        """Each step id with the steps upstream of it, in topological order.
+
+        Time and memory are linear in the number of steps and edges, times the
+        number of steps / 64 for the bit sets (one machine word per 64 steps):
+        a step's upstream set is the union of its dependencies' sets, as a Python
+        int with bit ``i`` for the ``i``-th step, dropped once every dependant has
+        used it. Steps on a cycle see no upstream steps (the cycle is reported).
+        """
+        graph = self.graph
+        index = self.index
+        if not cyclic:  # the usual case: every step is its own component
+            components: nx.DiGraph = graph
+            members: dict[Any, int] = {node: 1 << index[node] for node in graph}
+            nodes_of: Callable[[Any], list[str]] = lambda component: [component]  # noqa: E731
+        else:
+            components = nx.condensation(graph)
+            members = {}
+            for component, data in components.nodes(data=True):
+                bits = 0
+                for node in data["members"]:
+                    bits |= 1 << index[node]
+                members[component] = bits
+            nodes_of = lambda component: sorted(components.nodes[component]["members"], key=index.__getitem__)  # noqa: E731
+        upstream: dict[Any, int] = {}
+        waiting = dict(components.out_degree())
+        for component in nx.topological_sort(components):
+            bits = 0
+            for parent in components.predecessors(component):
+                bits |= upstream[parent] | members[parent]
+                waiting[parent] -= 1
+                if waiting[parent] == 0:
+                    del upstream[parent]
+            upstream[component] = bits
+            for node in nodes_of(component):
+                yield node, _Visible(0 if node in cyclic else bits, index)
+            if waiting[component] == 0:
+                del upstream[component]
 
     def check_ids(self) -> None:
         seen: dict[str, Step] = {}
@@ -105,8 +174,16 @@ class _Validator:
             self.error(reason, _where(first, "depends_on"), first.id)
         return cyclic
 
-    def check_step_expressions(self, step: Step, cyclic: set[str]) -> None:
-        upstream = ancestors(self.graph, step.id) - {step.id} if step.id not in cyclic else set()
+    def check_child_retry(self) -> None:
+        """``retry`` on a ``workflow:`` step (possible in a DAG from JSON: ``load`` refuses it)."""
+        bodies = [(step.id, step) for step in self.dag.steps]
+        bodies += [(step.id, step.on_failure.handler) for step in self.dag.steps if step.on_failure.handler]
+        bodies += [(comp.step, comp.body) for comp in self.dag.compensate]
+        for step_id, body in bodies:
+            if isinstance(body.kind, ChildWorkflowCall) and body.kind.retry is not None:
+                self.error(CHILD_RETRY_ERROR, _where(body, "retry"), step_id)
+
+    def check_step_expressions(self, step: Step, upstream: _Visible) -> None:
         scope = _Scope(
             step=step.id,
             visible_steps=upstream,
@@ -120,7 +197,7 @@ class _Validator:
         if handler is not None:
             handler_scope = _Scope(
                 step=step.id,
-                visible_steps=upstream | {step.id},
+                visible_steps=upstream.plus(step.id),
                 error=True,
                 why_not_visible="it is not upstream of the failed step",
             )
@@ -128,11 +205,11 @@ class _Validator:
                 self.check_site(site, handler_scope, step.id, in_loop_header=False)
 
     def check_outputs(self) -> None:
-        scope = _Scope(step=None, visible_steps=set(self.step_ids))
+        scope = _Scope(step=None, visible_steps=_Visible((1 << len(self.index)) - 1, self.index))
         for site in _sites(self.dag):
             self.check_site(site, scope, None, in_loop_header=False)
 
-    def check_compensations(self) -> None:
+    def check_compensation_targets(self) -> None:
         seen: set[str] = set()
         for comp in self.dag.compensate:
             pos = _where(comp.body, "step")
@@ -146,14 +223,16 @@ class _Validator:
             if comp.step in seen:
                 self.error("has more than one 'compensate' entry", pos, comp.step)
             seen.add(comp.step)
-            scope = _Scope(
-                step=comp.step,
-                visible_steps=ancestors(self.graph, comp.step) | {comp.step},
-                why_not_visible="a compensation may read only the step it undoes and that step's "
-                "upstream steps",
-            )
-            for site in _sites(comp.body):
-                self.check_site(site, scope, comp.step, in_loop_header=False)
+
+    def check_compensation_expressions(self, comp: Compensation, upstream: _Visible) -> None:
+        scope = _Scope(
+            step=comp.step,
+            visible_steps=upstream.plus(comp.step),
+            why_not_visible="a compensation may read only the step it undoes and that step's "
+            "upstream steps",
+        )
+        for site in _sites(comp.body):
+            self.check_site(site, scope, comp.step, in_loop_header=False)
 
     def check_site(self, site: ExprSite, scope: _Scope, step: str | None, *, in_loop_header: bool) -> None:
         expression = site.expression

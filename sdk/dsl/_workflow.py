@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from spindle.dsl._graph import build_graph, to_dot, to_svg, to_text
-from spindle.dsl._model import InputSpec, WorkflowDag, dag_to_json
+from spindle.dsl._model import InputSpec, WorkflowDag, dag_to_json, definition_hash
 from spindle.dsl._validate import check_inputs
 
 if TYPE_CHECKING:
@@ -25,9 +25,11 @@ class DslWorkflow:
     ``Worker(workflows=[wf])`` and ``client.start_workflow(wf, inputs, ...)`` accept
     it: it carries the ``@workflow.defn`` definition of a generic interpreter
     registered under the document's ``name`` (see ``definition``). Each start sends
-    the compiled DAG with the inputs (the client calls :meth:`start_input` for
-    you), so the execution keeps the DAG it started with when the file changes
-    later.
+    the compiled DAG with the inputs and the DAG's hash (the client calls
+    :meth:`start_input` for you), so the execution keeps the DAG it started with
+    when the file changes later. A worker runs a DAG sent in a start input only
+    if it hashes to the definition the worker was given (README.md, "Which DAG
+    a worker runs").
     """
 
     def __init__(self, dag: WorkflowDag) -> None:
@@ -68,6 +70,15 @@ class DslWorkflow:
         """The compiled DAG as plain JSON (what an execution's input carries)."""
         return dag_to_json(self.dag)
 
+    @functools.cached_property
+    def definition_hash(self) -> str:
+        """``sha256:<hex>`` of the compiled DAG's content (not of where the file is).
+
+        Start inputs carry it as ``"definition"``; a worker given this workflow
+        runs a start input's DAG only if it has this hash.
+        """
+        return definition_hash(self.dag_json)
+
     def check_inputs(self, inputs: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check ``inputs`` against the declarations and apply defaults.
 
@@ -77,12 +88,14 @@ class DslWorkflow:
         return check_inputs(self.dag, inputs)
 
     def start_input(self, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The interpreter's single argument: ``{"dag": ..., "inputs": ...}``.
+        """The interpreter's single argument: ``{"dag": ..., "definition": ..., "inputs": ...}``.
+
+        ``definition`` is :attr:`definition_hash`.
 
         Raises:
             DslError: the inputs do not match the declarations.
         """
-        return {"dag": self.dag_json, "inputs": self.check_inputs(inputs)}
+        return {"dag": self.dag_json, "definition": self.definition_hash, "inputs": self.check_inputs(inputs)}
 
     def __spindle_start_args__(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The start arguments the client sends for ``start_workflow(self, *args)``.
@@ -109,7 +122,8 @@ class DslWorkflow:
         """The ``@workflow.defn(name=self.name)`` function that interprets this DAG."""
         from spindle.dsl._runtime import make_definition
 
-        return make_definition(self.name, self.file, self.dag_json, self.__spindle_start_args__)
+        return make_definition(self.name, self.file, self.dag_json, self.definition_hash,
+                               self.__spindle_start_args__)
 
     @property
     def __spindle_workflow_definition__(self) -> WorkflowDefinition:

@@ -10,6 +10,10 @@ before it recorded ``DslStep`` markers (commit 6be9f4b); they must never be
 re-recorded: ``test_dsl_replay_fixtures.py`` replays them to prove that old
 executions still replay under the current interpreter. The ``markers_*`` files
 are the same runs with step markers (``python make_fixtures.py markers``).
+``checked_every_kind_pinned.json`` is the pinned run with the definition check
+(its ``dsl-definition/<hash>`` Version marker; ``python make_fixtures.py
+checked``, keeping only that file: the other runs start with bare inputs and
+are the same as the ``markers_*`` ones).
 """
 
 from __future__ import annotations

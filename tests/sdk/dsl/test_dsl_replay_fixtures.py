@@ -47,3 +47,31 @@ async def test_histories_with_step_markers_replay(path: Path) -> None:
     history = History.from_json(path.read_text())
     assert [e for e in history.events if e.attributes.get("marker_name") == "DslStep"]
     await _replayer().replay_workflow(history)
+
+
+CHECKED = FIXTURES / "checked_every_kind_pinned.json"
+
+
+def _patches(history: History) -> list[str]:
+    from spindle import HistoryEvent
+    from spindle.converter import DataConverter
+
+    found = []
+    for event in history.events:
+        if event.event_type == "MarkerRecorded" and event.attributes.get("marker_name") == "Version":
+            wire = HistoryEvent.to_proto(event).marker_recorded_event_attributes.details
+            found.append(DataConverter.default.from_payloads(wire["change_id"])[0])
+    return found
+
+
+async def test_a_history_with_the_definition_check_replays_whatever_the_replayer_loaded(tmp_path: Path) -> None:
+    """``checked_every_kind_pinned.json`` (``make_fixtures.py checked``): the verdict is read from history."""
+    history = History.from_json(CHECKED.read_text())
+    (accepted,) = [p for p in _patches(history) if p.startswith("dsl-definition/")]
+    assert accepted == "dsl-definition/" + dsl.load(FIXTURES / "every_kind.yaml").definition_hash
+    await _replayer().replay_workflow(history)
+    edited = tmp_path / "every_kind.yaml"  # a newer version of the file: another hash
+    edited.write_text((FIXTURES / "every_kind.yaml").read_text().replace("version: 1", "version: 99", 1))
+    newer = dsl.load(edited)
+    assert "dsl-definition/" + newer.definition_hash != accepted
+    await Replayer(workflows=[newer, dsl.load(FIXTURES / "child_flow.yaml")]).replay_workflow(history)
