@@ -1,4 +1,4 @@
-"""Public data-conversion API: :class:`DataConverter`, :func:`default` and payload codecs.
+"""Public data-conversion API: :class:`DataConverter`, :func:`default`, payload codecs and their context.
 
 As in Temporal, a codec can ride on the converter::
 
@@ -6,12 +6,24 @@ As in Temporal, a codec can ride on the converter::
     data_converter = dataclasses.replace(converter.default(), payload_codec=MyCodec())
     client = await Client.connect("localhost:7233", data_converter=data_converter)
 
-See :mod:`spindle._converter` for the encoding rules.
+A codec that implements :class:`WithSerializationContext` gets each payload's
+:class:`WorkflowSerializationContext` (namespace, workflow id, role); the
+:class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle._converter` for the
+encoding rules and :mod:`spindle._payload_visitor` for the roles.
 """
 
-from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
+from spindle._converter import (
+    DataConverter,
+    EncryptionCodec,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+    ZlibCodec,
+)
 
-__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "default"]
+__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "SerializationContext",
+           "WorkflowSerializationContext", "WithSerializationContext", "default"]
 
 
 def default() -> DataConverter:
