@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from spindle import History
+from spindle._history_codec import decode_history_blocking
 
-__all__ = ["is_handle", "load_history"]
+__all__ = ["is_handle", "load_history", "codecs_for"]
 
 
 def is_handle(source: Any) -> bool:
@@ -17,13 +19,31 @@ def is_handle(source: Any) -> bool:
     return not isinstance(source, History) and callable(getattr(source, "fetch_history", None))
 
 
-def load_history(source: Any) -> History:
+def codecs_for(client: Any, codecs: Sequence[Any] | None) -> tuple[Sequence[Any], str]:
+    """The codecs (and namespace) to decode a recorded history with: ``codecs`` if given, else the client's."""
+    namespace = str(getattr(client, "namespace", "") or "default")
+    if codecs is not None:
+        return tuple(codecs), namespace
+    return tuple(getattr(client, "codecs", ()) or ()), namespace
+
+
+def load_history(source: Any, *, codecs: Sequence[Any] = (), namespace: str = "default") -> History:
     """A ``History`` from a ``History``, History JSON text or bytes, its parsed dict, or a JSON file path.
+
+    With ``codecs``, its payloads are decoded (as stored, a history holds what the codecs
+    encoded); an event they cannot decode is kept as it is and drawn with opaque payloads.
 
     Raises:
         ValueError: the value is not in the history format.
         TypeError: the value is none of the accepted kinds.
     """
+    history = _load(source)
+    if codecs:
+        history, _errors = decode_history_blocking(history, codecs, namespace=namespace)
+    return history
+
+
+def _load(source: Any) -> History:
     if isinstance(source, History):
         return source
     if isinstance(source, dict):
