@@ -1,7 +1,8 @@
 """Decoding a recorded :class:`~spindle.History` (as the server stores it) with a codec chain.
 
 For tools that show histories: the CLI (``spindle workflow show --codec``) and the
-widgets given a recorded history and a client or codecs. Decoding is per event and
+widgets given a recorded history and a client or codecs (public as
+``spindle.converter.decode_history``). Decoding is per event and
 lenient: an event whose payloads the codecs refuse (a poison payload, a key this side
 lacks) is kept as stored and its error reported, so one bad payload does not hide the
 rest of the history.
@@ -9,16 +10,13 @@ rest of the history.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-
 from collections.abc import Sequence
 
 from spindle._converter import PayloadCodec, WorkflowSerializationContext
 from spindle._history import History, HistoryEvent
 from spindle._payload_visitor import decode_message
 
-__all__ = ["decode_history", "decode_history_blocking"]
+__all__ = ["decode_history"]
 
 
 async def decode_history(history: History, codecs: Sequence[PayloadCodec], *, namespace: str = "default"
@@ -43,13 +41,3 @@ async def decode_history(history: History, codecs: Sequence[PayloadCodec], *, na
             continue
         events.append(HistoryEvent.from_proto(wire))
     return History(history.workflow_id, history.run_id, events), errors
-
-
-def decode_history_blocking(history: History, codecs: Sequence[PayloadCodec], *, namespace: str = "default"
-                            ) -> tuple[History, list[str]]:
-    """:func:`decode_history` from synchronous code, also while an event loop runs in this thread
-    (a notebook): the codecs run on a private loop in a helper thread."""
-    if not codecs:
-        return history, []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="spindle-decode") as pool:
-        return pool.submit(asyncio.run, decode_history(history, codecs, namespace=namespace)).result()

@@ -9,7 +9,8 @@ As in Temporal, a codec can ride on the converter::
 A codec that implements :class:`WithSerializationContext` gets each payload's
 :class:`WorkflowSerializationContext` (namespace, workflow id, role); the
 :class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle._converter` for the
-encoding rules and :mod:`spindle._payload_visitor` for the roles.
+encoding rules and :mod:`spindle._payload_visitor` for the roles. :func:`decode_history`
+decodes a recorded history (as the server stores it) for tools that show it.
 """
 
 from spindle._converter import (
@@ -21,9 +22,10 @@ from spindle._converter import (
     WorkflowSerializationContext,
     ZlibCodec,
 )
+from spindle._history_codec import decode_history
 
 __all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "SerializationContext",
-           "WorkflowSerializationContext", "WithSerializationContext", "default"]
+           "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]
 
 
 def default() -> DataConverter:

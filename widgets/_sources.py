@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 
 from collections.abc import Sequence
@@ -9,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from spindle import History
-from spindle._history_codec import decode_history_blocking
+from spindle.converter import decode_history
 
 __all__ = ["is_handle", "load_history", "codecs_for"]
 
@@ -39,7 +41,10 @@ def load_history(source: Any, *, codecs: Sequence[Any] = (), namespace: str = "d
     """
     history = _load(source)
     if codecs:
-        history, _errors = decode_history_blocking(history, codecs, namespace=namespace)
+        # The codecs are async; run them on a private loop in a helper thread, so this works
+        # while the kernel's event loop runs in this thread (a notebook).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="spindle-decode") as pool:
+            history, _errors = pool.submit(asyncio.run, decode_history(history, codecs, namespace=namespace)).result()
     return history
 
 
