@@ -13,6 +13,7 @@ nothing in the history saying why; a ``MemoryError`` failed the task with an emp
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,9 +24,9 @@ from typing import Any
 import pytest
 
 from spindle import Client, History, Worker, workflow
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import PayloadCodec
-from spindle.exceptions import QueryFailedError
+from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowFailureError
 
 
 class PickyCodec(PayloadCodec):
@@ -52,6 +53,17 @@ class BadStr(Exception):
 @workflow.defn
 async def takes(value: str) -> str:
     return value
+
+
+@dataclasses.dataclass
+class Order:
+    id: str
+    amount: int
+
+
+@workflow.defn
+async def typed(order: Order) -> int:
+    return order.amount
 
 
 @workflow.defn
@@ -101,7 +113,7 @@ class Waits:
         return value
 
 
-WORKFLOWS = [Waits, takes, returns_unencodable, returns_function, exhausts_memory, recurses, raises_bad_str]
+WORKFLOWS = [Waits, typed, takes, returns_unencodable, returns_function, exhausts_memory, recurses, raises_bad_str]
 
 
 @pytest.fixture
@@ -235,3 +247,30 @@ async def test_an_error_whose_details_cannot_be_converted_still_fails_the_task(c
         await picky.start_workflow(raises_bad_str, id="bad-str", task_queue=tq)
         await assert_poisoned_then_serving(picky, raw, tq, "bad-str",
                                            "BadStr (its details cannot be converted: RuntimeError)")
+
+
+DEEP = pb.Payload(metadata={"encoding": b"json/plain"}, data=b"[" * 100_000 + b"]" * 100_000)
+
+
+@pytest.mark.parametrize("bad_input", [{"id": "o-1", "amount": "lots"}, "not an order", DEEP],
+                         ids=["wrong-field-type", "wrong-shape", "nested-too-deep"])
+async def test_input_the_converter_cannot_decode_fails_the_workflow_once(clients: tuple[Client, Client], tq: str,
+                                                                         bad_input: Any) -> None:
+    """The input of a run never changes, so no retry can help: the run fails, non-retryable, naming the
+    parameter (a codec error, which a key or configuration fix can cure, fails the task instead: above).
+    ``nested-too-deep`` makes the JSON parser itself raise RecursionError."""
+    picky, raw = clients
+    async with worker(picky, tq):
+        payloads = pb.Payloads(payloads=[bad_input if isinstance(bad_input, pb.Payload) else
+                                         raw.data_converter.to_payload(bad_input)])
+        await raw.stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+            namespace=raw.namespace, workflow_id="bad-input", workflow_type="typed", task_queue=tq,
+            input=payloads, request_id=str(uuid.uuid4())))
+        h = raw.get_workflow_handle("bad-input")
+        with pytest.raises(WorkflowFailureError) as info:
+            await h.result()
+        cause = info.value.cause
+        assert isinstance(cause, ApplicationError) and cause.type == "InvalidArgument" and cause.non_retryable
+        assert "workflow 'typed': argument 1 for parameter 'order' cannot be decoded" in cause.message
+        assert not (await h.fetch_history()).events_of_type("WorkflowTaskFailed")
+        assert await picky.execute_workflow(takes, "fine", id="good", task_queue=tq) == "fine"
