@@ -704,10 +704,11 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
     async def encode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
         cipher = self._ciphers[self.key_id]
         aad = self._aad()
-        if aad is not None and not self._context.workflow_id:  # type: ignore[union-attr]
+        ctx = self._context
+        if aad is not None and ctx is not None and not ctx.workflow_id:
             raise ValueError(
                 f"EncryptionCodec binds each payload to its workflow, but the workflow of this "
-                f"{self._context.field or 'payload'} is not known here: complete an activity by task token "  # type: ignore[union-attr]
+                f"{ctx.field or 'payload'} is not known here: complete an activity by task token "
                 "through client.get_async_activity_handle(token).with_context(WorkflowSerializationContext("
                 "namespace, workflow_id)), or use EncryptionCodec(bind_context=False)")
         metadata: dict[str, bytes] = {"encoding": ENCODING_ENCRYPTED, "encryption-key-id": self.key_id.encode()}

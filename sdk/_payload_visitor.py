@@ -80,7 +80,8 @@ def _roles(role: str, *locations: str) -> None:
 
 _roles("workflow.input", "StartWorkflowExecutionRequest.input", "WorkflowExecutionStartedEventAttributes.input",
        "ContinueAsNewWorkflowExecutionCommandAttributes.input", "WorkflowExecutionContinuedAsNewEventAttributes.input",
-       "StartChildWorkflowExecutionCommandAttributes.input", "StartChildWorkflowExecutionInitiatedEventAttributes.input")
+       "StartChildWorkflowExecutionCommandAttributes.input",
+       "StartChildWorkflowExecutionInitiatedEventAttributes.input")
 _roles("workflow.result", "CompleteWorkflowExecutionCommandAttributes.result",
        "WorkflowExecutionCompletedEventAttributes.result", "ChildWorkflowExecutionCompletedEventAttributes.result",
        "WorkflowExecutionStartedEventAttributes.last_completion_result")
