@@ -10,7 +10,9 @@ A codec that implements :class:`WithSerializationContext` gets each payload's
 :class:`WorkflowSerializationContext` (namespace, workflow id, role); the
 :class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle._converter` for the
 encoding rules and :mod:`spindle._payload_visitor` for the roles. :func:`decode_history`
-decodes a recorded history (as the server stores it) for tools that show it.
+decodes a recorded history (as the server stores it) for tools that show it;
+:class:`CodecServerCodec` calls a remote codec server (Temporal's protocol) instead of
+holding keys.
 """
 
 from spindle._converter import (
@@ -22,9 +24,10 @@ from spindle._converter import (
     WorkflowSerializationContext,
     ZlibCodec,
 )
+from spindle._codec_server import CodecServerCodec
 from spindle._history_codec import decode_history
 
-__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "SerializationContext",
+__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "CodecServerCodec", "SerializationContext",
            "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]
 
 
