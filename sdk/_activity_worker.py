@@ -41,6 +41,7 @@ from spindle._activity import (
 from spindle._activity_heartbeat import Heartbeater, throttle_interval
 from spindle._activity_logging import EXTRA_KEY, logger_details
 from spindle._activity_shared_state import SharedStateManager
+from spindle._converter import WorkflowSerializationContext
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._polling import Slots, cancel_and_wait, poll_loop
 from spindle.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
@@ -147,6 +148,8 @@ class ActivityWorker:
         self._ns = client.namespace
         self._conv = client.data_converter
         self._codecs = client.codecs
+        #: The workflow each running attempt belongs to, by task token (what codecs bind payloads to).
+        self._payload_contexts: dict[bytes, WorkflowSerializationContext] = {}
         self._identity = identity
         self.task_queue = task_queue
         self._sticky_queue = sticky_queue
@@ -244,7 +247,19 @@ class ActivityWorker:
         heartbeater: Heartbeater | None = None
         try:
             if self._codecs:
-                await decode_message(self._codecs, task)
+                context = WorkflowSerializationContext(task.workflow_namespace or self._ns,
+                                                       task.workflow_execution.workflow_id)
+                self._payload_contexts[token] = context
+                try:
+                    await decode_message(self._codecs, task, context=context)
+                except Exception as e:  # noqa: BLE001 - the codecs refuse the task's payloads
+                    err = ApplicationError(
+                        f"cannot decode the payloads of activity {task.activity_type!r} (id {task.activity_id!r}) "
+                        f"of workflow {task.workflow_execution.workflow_id!r}: {type(e).__name__}: {e}",
+                        type="PayloadDecodeError")
+                    log.warning("%s", err)
+                    await self._fail(token, err, None)
+                    return
             info = self._info(task)
             reg = self.registered.get(task.activity_type)
             if reg is None:
@@ -317,6 +332,7 @@ class ActivityWorker:
             if heartbeater is not None:
                 heartbeater.close()
             self._contexts.pop(token, None)
+            self._payload_contexts.pop(token, None)
             self.slots.release()
 
     def _info(self, task: svc.PollActivityTaskQueueResponse) -> ActivityInfo:
@@ -371,8 +387,11 @@ class ActivityWorker:
                                                      namespace=self._ns)
         try:
             if self._codecs:
-                await encode_message(self._codecs, req)
+                await encode_message(self._codecs, req, context=self._payload_contexts.get(token))
             resp = await self._stub.RecordActivityTaskHeartbeat(req)
+        except ValueError as e:  # a codec refused the details: the heartbeat is not sent
+            log.warning("heartbeat not sent: the codec chain cannot encode its details: %s", e)
+            return
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 ctx.request_cancel("not_found")
@@ -383,9 +402,20 @@ class ActivityWorker:
             ctx.request_cancel("cancel_requested")
 
     async def _respond(self, method: str, req: Any) -> None:
+        if self._codecs:
+            try:
+                await encode_message(self._codecs, req, context=self._payload_contexts.get(req.task_token))
+            except Exception as e:  # noqa: BLE001 - a codec refused the result or failure
+                if method == "RespondActivityTaskFailed" and req.failure.application_failure_info.type == \
+                        "PayloadEncodeError":
+                    log.error("%s: cannot encode even the failure report: %s: %s", method, type(e).__name__, e)
+                    return
+                log.warning("%s: the codec chain cannot encode its payloads: %s: %s", method, type(e).__name__, e)
+                await self._fail(req.task_token, ApplicationError(
+                    f"the payloads of {method} cannot be encoded by the codec chain: {type(e).__name__}: {e}",
+                    type="PayloadEncodeError"), None)
+                return
         try:
-            if self._codecs:
-                await encode_message(self._codecs, req)
             resp = await getattr(self._stub, method)(req)
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:

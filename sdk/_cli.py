@@ -4,6 +4,11 @@ Registered into the ``spindle`` command through the ``spindle.cli`` entry points
 Every command talks to a server (``--address``, default 127.0.0.1:7233) or an
 embedded database (``--address embedded:PATH``), with ``--api-key`` (default
 ``$SPINDLE_API_KEY``) when the server requires keys.
+
+Workflow commands take ``--codec MODULE:FACTORY`` (repeatable, in encoding order): the
+payload codecs the workers use, so that inputs are encoded as the workers expect and
+results, queries, histories and descriptions are shown decoded (``FACTORY`` is a
+``PayloadCodec``, or a callable returning one or a list of them).
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from typing import Any, Awaitable, Callable
 from . import exceptions as E
 from ._cli_tls import add_tls_arguments, tls_from_args
 from ._client import Client, WorkflowExecutionDescription
+from ._converter import PayloadCodec
 from ._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from ._history import History
+from ._history_codec import decode_history
+from ._user_modules import UserModuleError, import_user_module
 
 
 class _UserError(Exception):
@@ -36,8 +44,51 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_tls_arguments(p)
 
 
+def _codec_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--codec", action="append", default=[], metavar="MODULE:FACTORY",
+                   help="a payload codec the workers use, e.g. myapp.codecs:make_codec (a PayloadCodec or a "
+                        "callable returning one or a list); repeat for a chain, in encoding order")
+
+
+def load_codecs(specs: list[str]) -> list[PayloadCodec]:
+    """The codecs named by ``--codec MODULE:FACTORY`` values, in order.
+
+    Raises:
+        _UserError: a malformed value, a module that cannot be imported, a missing attribute,
+            a factory that fails, or something that is not a ``PayloadCodec``.
+    """
+    codecs: list[PayloadCodec] = []
+    for spec in specs:
+        flag = f"--codec {spec!r}"
+        module_name, sep, attr = spec.partition(":")
+        if not sep or not module_name or not attr:
+            raise _UserError(f"{flag}: expected MODULE:FACTORY, e.g. myapp.codecs:make_codec")
+        try:
+            obj: Any = import_user_module(module_name, flag)
+        except UserModuleError as e:
+            raise _UserError(str(e)) from None
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise _UserError(f"{flag}: {module_name!r} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        if not isinstance(obj, PayloadCodec):
+            if not callable(obj):
+                raise _UserError(f"{flag}: {attr!r} is a {type(obj).__name__}, not a PayloadCodec or a factory")
+            try:
+                obj = obj()
+            except Exception as e:  # noqa: BLE001 - the user's factory: report, do not crash
+                raise _UserError(f"{flag}: calling {attr}() failed: {type(e).__name__}: {e}") from None
+        made = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        for codec in made:
+            if not isinstance(codec, PayloadCodec):
+                raise _UserError(f"{flag}: {attr} gave a {type(codec).__name__}, not a PayloadCodec")
+        codecs.extend(made)
+    return codecs
+
+
 def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
     _common(p)
+    _codec_option(p)
     p.add_argument("--workflow-id", "-w", required=True, help="workflow id")
     if run:
         p.add_argument("--run-id", "-r", default=None, help="run id (default: the latest run)")
@@ -73,8 +124,10 @@ def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Cal
                 tls = tls_from_args(args)
             except ValueError as e:
                 raise _UserError(str(e)) from None
+            codecs = load_codecs(getattr(args, "codec", None) or [])
             try:
-                client = await Client.connect(args.address, namespace=args.namespace, api_key=args.api_key, tls=tls)
+                client = await Client.connect(args.address, namespace=args.namespace, api_key=args.api_key, tls=tls,
+                                              codecs=codecs)
             except ValueError as e:
                 raise _UserError(str(e)) from None
             try:
@@ -92,6 +145,9 @@ def _run(coro_fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Cal
             return 1
         except OSError as e:
             print(f"spindle: error: cannot reach {args.address}: {e}", file=sys.stderr)
+            return 1
+        except ValueError as e:  # a payload the codecs (or the converter) cannot decode
+            print(f"spindle: error: {e}", file=sys.stderr)
             return 1
 
     return go
@@ -138,6 +194,12 @@ async def _query(args: argparse.Namespace, client: Client) -> int:
     return 0
 
 
+async def _result(args: argparse.Namespace, client: Client) -> int:
+    result = await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).result()
+    print(json.dumps(result, default=str))
+    return 0
+
+
 async def _cancel(args: argparse.Namespace, client: Client) -> int:
     await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).cancel(args.reason)
     print("cancellation requested")
@@ -157,7 +219,13 @@ async def _describe(args: argparse.Namespace, client: Client) -> int:
 
 
 async def _show(args: argparse.Namespace, client: Client) -> int:
-    history = await client.get_workflow_handle(args.workflow_id, run_id=args.run_id).fetch_history()
+    # Fetched as stored and decoded event by event: a payload the codecs refuse (a poison
+    # input, a key this side lacks) is reported and the rest of the history still shown.
+    stored = Client(client.stub, namespace=client.namespace)  # no codecs: the history as stored
+    history = await stored.get_workflow_handle(args.workflow_id, run_id=args.run_id).fetch_history()
+    history, errors = await decode_history(history, client.codecs, namespace=client.namespace)
+    for error in errors:
+        print(f"spindle: warning: {error}", file=sys.stderr)
     if args.output == "json":
         print(history.to_json())
         return 0
@@ -195,7 +263,8 @@ async def _list(args: argparse.Namespace, client: Client) -> int:
 
 def register_workflow(sub: Any) -> None:
     """Add ``spindle workflow ...``."""
-    p = sub.add_parser("workflow", help="start, signal, query, cancel, terminate, describe, show and list executions")
+    p = sub.add_parser("workflow", help="start, signal, query, result, cancel, terminate, describe, show and list "
+                                        "executions")
     ws = p.add_subparsers(dest="workflow_cmd", required=True, metavar="COMMAND")
     s = ws.add_parser("start", help="start a workflow")
     _wf(s, run=False)
@@ -218,6 +287,9 @@ def register_workflow(sub: Any) -> None:
     q.add_argument("--name", required=True, help="query name")
     q.add_argument("--input", "-i", action="append", default=[], help="a JSON argument (repeat for several)")
     q.set_defaults(func=_run(_query))
+    r = ws.add_parser("result", help="wait for a run to close and print its result (JSON)")
+    _wf(r)
+    r.set_defaults(func=_run(_result))
     c = ws.add_parser("cancel", help="request cancellation")
     _wf(c)
     c.add_argument("--reason", default="", help="why")
@@ -235,6 +307,7 @@ def register_workflow(sub: Any) -> None:
     h.set_defaults(func=_run(_show))
     ls = ws.add_parser("list", help="list executions matching a query")
     _common(ls)
+    _codec_option(ls)
     ls.add_argument("--query", "-q", default="", help="list filter, e.g. \"WorkflowType = 'Order' AND ExecutionStatus = 'Running'\"")
     ls.add_argument("--limit", type=int, default=100)
     ls.add_argument("--output", "-o", choices=["table", "json"], default="table")
@@ -413,4 +486,4 @@ def register_api_keys(sub: Any) -> None:
     r.set_defaults(func=_run(_key_revoke))
 
 
-__all__ = ["command_group", "register_api_keys", "register_namespace", "register_workflow", "History"]
+__all__ = ["command_group", "load_codecs", "register_api_keys", "register_namespace", "register_workflow", "History"]

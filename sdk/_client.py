@@ -30,7 +30,7 @@ from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
 from spindle._api_keys import ApiKey, MetadataStub, check_api_key, create_request
-from spindle._converter import DataConverter, PayloadCodec
+from spindle._converter import DataConverter, PayloadCodec, SerializationContext, WorkflowSerializationContext
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._history import History, HistoryEvent
 from spindle._payload_visitor import decode_message, encode_message
@@ -546,13 +546,17 @@ class Client:
                 if e.status != "DEADLINE_EXCEEDED":
                     raise
 
-    async def _encode(self, msg: Message) -> None:
+    async def _encode(self, msg: Message, workflow_id: str = "",
+                      context: WorkflowSerializationContext | None = None) -> None:
+        """Encode ``msg``'s payloads; ``workflow_id`` (or ``context``) names the workflow where ``msg`` does not."""
         if self.codecs:
-            await encode_message(self.codecs, msg)
+            await encode_message(self.codecs, msg,
+                                 context=context or WorkflowSerializationContext(self.namespace, workflow_id))
 
-    async def _decode(self, msg: Message) -> None:
+    async def _decode(self, msg: Message, workflow_id: str = "") -> None:
+        """Decode ``msg``'s payloads; ``workflow_id`` names the workflow where ``msg`` does not."""
         if self.codecs:
-            await decode_message(self.codecs, msg)
+            await decode_message(self.codecs, msg, context=WorkflowSerializationContext(self.namespace, workflow_id))
 
     def _payload_map(self, values: Mapping[str, Any] | None) -> dict[str, pb.Payload]:
         if not values:
@@ -700,7 +704,7 @@ class Client:
                 signal_name, _ = _handler(start_signal, _SIGNAL_ATTR)
                 req_sws = svc.SignalWithStartWorkflowExecutionRequest(
                     start=start, signal_name=signal_name, signal_input=conv.to_payloads(start_signal_args))
-                await self._encode(req_sws)
+                await self._encode(req_sws, start.workflow_id)
                 # retried while throttled: the request id makes a repeated start count once
                 resp: Any = await call_with_retries(self._stub.SignalWithStartWorkflowExecution, req_sws,
                                                     budget=_RETRY_BUDGET)
@@ -1089,7 +1093,7 @@ class WorkflowHandle(Generic[R]):
             if not events:
                 continue
             event = events[-1]
-            await client._decode(event)
+            await client._decode(event, self.id)
             et = event.event_type
             if et == pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
                 values = conv.from_payloads(event.workflow_execution_completed_event_attributes.result,
@@ -1165,7 +1169,7 @@ class WorkflowHandle(Generic[R]):
             if mapped.status in ("UNAVAILABLE", "UNAUTHENTICATED", "PERMISSION_DENIED") or retry_delay(e) is not None:
                 raise mapped from e  # not the query's failure: the server's (a throttle outlasted the retries)
             raise E.QueryFailedError(mapped.message) from e
-        await client._decode(resp)
+        await client._decode(resp, self.id)
         values = client.data_converter.from_payloads(resp.query_result, [result_type or hint])
         return values[0] if values else None
 
@@ -1191,7 +1195,7 @@ class WorkflowHandle(Generic[R]):
             timeout_ms=_ms(timeout))
         await client._encode(req)
         resp = await client._rpc("UpdateWorkflowExecution", req)
-        await client._decode(resp)
+        await client._decode(resp, self.id)
         if resp.WhichOneof("outcome") == "failure":
             raise E.WorkflowUpdateFailedError(client.data_converter.from_failure(resp.failure), update_name=name)
         values = client.data_converter.from_payloads(resp.success, [result_type or hint])
@@ -1313,7 +1317,7 @@ class WorkflowHandle(Generic[R]):
         client = self._client
         resp = await client._rpc("DescribeWorkflowExecution", svc.DescribeWorkflowExecutionRequest(
             namespace=client.namespace, execution=self._execution()))
-        await client._decode(resp)
+        await client._decode(resp, self.id)
         return client._describe(resp.workflow_execution_info, resp)
 
     async def fetch_history(self) -> History:
@@ -1331,7 +1335,7 @@ class WorkflowHandle(Generic[R]):
         while True:
             resp = await client._history_page(pb.WorkflowExecution(workflow_id=self.id, run_id=run_id), token,
                                               wait=False)
-            await client._decode(resp)
+            await client._decode(resp, self.id)
             events.extend(resp.history.events)
             token = resp.next_page_token
             if not token:
@@ -1367,7 +1371,7 @@ class WorkflowHandle(Generic[R]):
         token = b""
         while True:
             resp = await client._history_page(execution, token, wait=True)
-            await client._decode(resp)
+            await client._decode(resp, self.id)
             for event in resp.history.events:
                 if event.event_id >= start_event_id:
                     yield HistoryEvent.from_proto(event)
@@ -1382,11 +1386,29 @@ class AsyncActivityHandle:
     Made by ``client.get_async_activity_handle(task_token)`` for an activity that
     called ``activity.raise_complete_async()``. A stale token (the attempt timed
     out, or was already completed) raises :class:`RPCError` with ``status="NOT_FOUND"``.
+
+    A task token does not say which workflow the activity belongs to: with a codec that
+    binds payloads to their workflow (``EncryptionCodec``), give it with
+    :meth:`with_context` (the activity can pass on ``activity.info().workflow_id``).
     """
 
-    def __init__(self, client: Client, task_token: bytes) -> None:
+    def __init__(self, client: Client, task_token: bytes,
+                 context: WorkflowSerializationContext | None = None) -> None:
         self._client = client
         self.task_token = task_token
+        self._context = context
+
+    def with_context(self, context: SerializationContext) -> AsyncActivityHandle:
+        """This handle, encoding its payloads for ``context`` (a :class:`WorkflowSerializationContext`
+        naming the activity's namespace and workflow id), as Temporal's ``with_context``.
+
+        Raises:
+            TypeError: ``context`` is not a ``WorkflowSerializationContext``.
+        """
+        if not isinstance(context, WorkflowSerializationContext):
+            raise TypeError(f"AsyncActivityHandle.with_context takes a WorkflowSerializationContext, "
+                            f"got {type(context).__name__}")
+        return AsyncActivityHandle(self._client, self.task_token, context)
 
     async def complete(self, result: Any = None) -> None:
         """Complete the attempt with ``result``."""
@@ -1394,7 +1416,7 @@ class AsyncActivityHandle:
         req = svc.RespondActivityTaskCompletedRequest(
             task_token=self.task_token, result=c.data_converter.to_payloads([result]), identity=c.identity,
             namespace=c.namespace)
-        await c._encode(req)
+        await c._encode(req, context=self._context)
         await c._rpc("RespondActivityTaskCompleted", req, not_found="rpc")
 
     async def fail(self, error: BaseException, *, last_heartbeat_details: Sequence[Any] = ()) -> None:
@@ -1405,7 +1427,7 @@ class AsyncActivityHandle:
             namespace=c.namespace)
         if last_heartbeat_details:
             req.last_heartbeat_details.CopyFrom(c.data_converter.to_payloads(last_heartbeat_details))
-        await c._encode(req)
+        await c._encode(req, context=self._context)
         await c._rpc("RespondActivityTaskFailed", req, not_found="rpc")
 
     async def report_cancellation(self, *details: Any) -> None:
@@ -1414,7 +1436,7 @@ class AsyncActivityHandle:
         req = svc.RespondActivityTaskCanceledRequest(
             task_token=self.task_token, details=c.data_converter.to_payloads(details), identity=c.identity,
             namespace=c.namespace)
-        await c._encode(req)
+        await c._encode(req, context=self._context)
         await c._rpc("RespondActivityTaskCanceled", req, not_found="rpc")
 
     async def heartbeat(self, *details: Any) -> None:
@@ -1428,7 +1450,7 @@ class AsyncActivityHandle:
         req = svc.RecordActivityTaskHeartbeatRequest(
             task_token=self.task_token, details=c.data_converter.to_payloads(details), identity=c.identity,
             namespace=c.namespace)
-        await c._encode(req)
+        await c._encode(req, context=self._context)
         resp = await c._rpc("RecordActivityTaskHeartbeat", req, not_found="rpc")
         if resp.cancel_requested:
             raise E.CancelledError("activity cancellation requested")

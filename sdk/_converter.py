@@ -10,7 +10,9 @@ A :class:`PayloadCodec` is an asynchronous bytes-to-bytes step (compression,
 encryption) applied by the client and worker to every payload that crosses the
 wire; the server only ever stores encoded bytes. Codecs are not part of the
 ``DataConverter`` because they may do I/O (a key service) and must not run inside
-workflow code.
+workflow code. A codec that also implements :class:`WithSerializationContext` is
+told, for each payload, which namespace and workflow it belongs to and its role
+(:class:`WorkflowSerializationContext`); plain codecs are called as before.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import types
 import uuid
 import zlib
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures.process import _RemoteTraceback
 from typing import Any, ClassVar
 
@@ -44,6 +46,9 @@ __all__ = [
     "PayloadCodec",
     "ZlibCodec",
     "EncryptionCodec",
+    "SerializationContext",
+    "WorkflowSerializationContext",
+    "WithSerializationContext",
     "encode_payloads",
     "decode_payloads",
     "ENCODING_JSON",
@@ -456,6 +461,50 @@ def _category(value: int) -> exc_mod.ApplicationErrorCategory:
 DataConverter.default = DataConverter()
 
 
+# ---------------------------------------------------------------------- serialization context
+
+
+class SerializationContext:
+    """What a payload belongs to, given to codecs that ask for it (Temporal's base class)."""
+
+    __slots__ = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkflowSerializationContext(SerializationContext):
+    """The workflow a payload belongs to and what it is (Temporal's class, plus ``field``).
+
+    ``workflow_id`` is the workflow of which the payload is an input or output: for a
+    child workflow's input and result, or a signal sent to another workflow, that is the
+    child's or the signalled workflow's id. ``field`` is the payload's role, the same at
+    every hop (``"workflow.input"``, ``"signal.input"``, ``"activity.result"``,
+    ``"failure"``, ``"memo.<key>"``, ... : see :mod:`spindle._payload_visitor`). Either may be
+    empty when the sender does not know it (an activity completed by task token: use
+    ``AsyncActivityHandle.with_context``).
+    """
+
+    namespace: str
+    workflow_id: str
+    field: str = ""
+
+    def describe(self) -> str:
+        """``'signal.input of workflow "order-1" in namespace "default"'``, for error messages."""
+        what = self.field or "a payload"
+        return f"{what} of workflow {self.workflow_id!r} in namespace {self.namespace!r}"
+
+
+class WithSerializationContext:
+    """A codec that wants each payload's context implements :meth:`with_context` (Temporal's interface).
+
+    The client and worker call ``codec.with_context(ctx).encode(payloads)`` (and
+    ``decode``) once per distinct context in a message, instead of one call for all.
+    """
+
+    def with_context(self, context: SerializationContext) -> Any:
+        """A copy of this object that uses ``context`` (the default returns ``self``)."""
+        return self
+
+
 # ---------------------------------------------------------------------- codecs
 
 
@@ -467,8 +516,16 @@ class PayloadCodec(abc.ABC):
     pass through, unchanged, payloads it did not encode (check the ``encoding``
     metadata), because histories may hold payloads written before the codec was
     added. Codecs run in the client and worker, never inside workflow code, so
-    they may do I/O.
+    they may do I/O. Errors: raise ``ValueError`` saying what is wrong with which
+    payload; the worker fails the workflow task with it (the task is retried).
+
+    Set ``encode_common_attributes = True`` on a codec that protects secrets: failure
+    messages and stack traces then travel inside an encoded payload too (see
+    :mod:`spindle._payload_visitor`).
     """
+
+    #: Whether failure messages and stack traces must be encoded along with the payloads.
+    encode_common_attributes: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def encode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
@@ -479,16 +536,33 @@ class PayloadCodec(abc.ABC):
         """Return one decoded payload per input payload, in order."""
 
 
+#: ZlibCodec's default limit on a decompressed payload: the largest payload a request may carry.
+DEFAULT_MAX_DECOMPRESSED_SIZE = 64 * 1024 * 1024
+_INFLATE_CHUNK = 1024 * 1024
+
+
 class ZlibCodec(PayloadCodec):
     """Compresses payloads whose serialised size is at least ``min_size`` bytes.
 
     The whole original payload (metadata included) is compressed, under encoding
-    ``binary/zlib``; smaller payloads pass through unchanged.
+    ``binary/zlib``; smaller payloads pass through unchanged. Decompression stops at
+    ``max_decompressed_size`` bytes (64 MiB by default, the most a request may carry):
+    a payload that inflates beyond it (a decompression bomb) is refused with a
+    ``ValueError`` instead of exhausting the worker's memory.
+
+    Raises:
+        ValueError: ``level`` is not 0-9, or ``max_decompressed_size`` is not positive.
     """
 
-    def __init__(self, *, level: int = 6, min_size: int = 64) -> None:
+    def __init__(self, *, level: int = 6, min_size: int = 64,
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+        if not 0 <= level <= 9:
+            raise ValueError(f"ZlibCodec level must be 0-9, got {level}")
+        if max_decompressed_size <= 0:
+            raise ValueError(f"ZlibCodec max_decompressed_size must be positive, got {max_decompressed_size}")
         self.level = level
         self.min_size = min_size
+        self.max_decompressed_size = max_decompressed_size
 
     async def encode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
         out: list[pb.Payload] = []
@@ -506,87 +580,232 @@ class ZlibCodec(PayloadCodec):
             if p.metadata.get("encoding") != ENCODING_ZLIB:
                 out.append(p)
                 continue
-            try:
-                out.append(pb.Payload.FromString(zlib.decompress(p.data)))
-            except zlib.error as e:
-                raise ValueError(f"corrupt binary/zlib payload: {e}") from e
+            out.append(pb.Payload.FromString(self._inflate(p.data)))
         return out
 
+    def _inflate(self, data: bytes) -> bytes:
+        """Decompress ``data``, holding at most ``max_decompressed_size`` bytes (plus one chunk) at any time."""
+        limit = self.max_decompressed_size
+        inflater = zlib.decompressobj()
+        chunks: list[bytes] = []
+        size = 0
+        pending = data
+        try:
+            while pending and not inflater.eof:
+                chunk = inflater.decompress(pending, _INFLATE_CHUNK)
+                size += len(chunk)
+                if size > limit:
+                    raise ValueError(
+                        f"binary/zlib payload of {len(data)} bytes inflates beyond max_decompressed_size "
+                        f"({limit} bytes): refused (a decompression bomb?); raise "
+                        "ZlibCodec(max_decompressed_size=...) if values this large are expected")
+                chunks.append(chunk)
+                pending = inflater.unconsumed_tail
+                if not chunk and not pending:
+                    break
+            tail = inflater.flush() if not inflater.eof else b""
+        except zlib.error as e:
+            raise ValueError(f"corrupt binary/zlib payload: {e}") from e
+        if tail:
+            size += len(tail)
+            if size > limit:
+                raise ValueError(f"binary/zlib payload of {len(data)} bytes inflates beyond max_decompressed_size "
+                                 f"({limit} bytes): refused")
+            chunks.append(tail)
+        if not inflater.eof:
+            raise ValueError("corrupt binary/zlib payload: the compressed stream is truncated")
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-class EncryptionCodec(PayloadCodec):
+
+_AAD_MARKER = b"spindle/v1"
+
+
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
     """Encrypts payloads with AES-256-GCM (needs the optional ``cryptography`` package).
 
-    ``key`` is 32 bytes; ``key_id`` is stored in the payload metadata so that keys
-    can be rotated: pass older keys in ``previous_keys`` (``{key_id: key}``) to keep
-    decoding payloads written with them.
+    Keys: ``key`` is the current 32-byte key, stored under ``key_id`` in each payload's
+    metadata. For rotation, pass the keys still needed to decrypt older payloads in
+    ``previous_keys`` (``{key_id: key}``), or give every key in ``keys`` and name the
+    current one with ``key_id``: payloads are encrypted with the current key and
+    decrypted with whichever key their id names.
+
+    Binding (``bind_context=True``, the default): inside a client or worker, each
+    ciphertext is bound (AES-GCM associated data) to its namespace, workflow id and role
+    (:class:`WorkflowSerializationContext`), so a ciphertext copied into another
+    workflow, namespace or field fails to decrypt. A payload whose workflow is unknown
+    at encoding (an activity completed by task token without
+    ``AsyncActivityHandle.with_context``) is refused. Payloads encrypted before binding
+    existed (no ``encryption-aad`` metadata) still decrypt, unless ``strict``.
+
+    ``strict=True`` refuses, on decode, any payload that is not encrypted (or, with
+    binding, not bound): a plaintext signal or start input from someone without the key
+    fails the workflow task with a clear error instead of reaching workflow code.
+
+    Failure messages and stack traces are encrypted too (``encode_common_attributes``).
 
     Raises:
         ImportError: ``cryptography`` is not installed
             (``pip install 'spindle[encryption]'`` or ``pip install cryptography``).
-        ValueError: a key is not 32 bytes.
+        ValueError: a key is not 32 bytes, no key is given, or ``key_id`` is not among ``keys``.
     """
 
-    def __init__(self, key: bytes, *, key_id: str = "default", previous_keys: dict[str, bytes] | None = None) -> None:
+    encode_common_attributes: ClassVar[bool] = True
+
+    def __init__(self, key: bytes | None = None, *, key_id: str = "default",
+                 previous_keys: Mapping[str, bytes] | None = None, keys: Mapping[str, bytes] | None = None,
+                 strict: bool = False, bind_context: bool = True) -> None:
         try:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
         except ImportError as e:  # optional extra
             raise ImportError(
                 "EncryptionCodec needs the 'cryptography' package: pip install 'spindle[encryption]'"
             ) from e
-        keys = {key_id: key, **(previous_keys or {})}
-        for kid, k in keys.items():
-            if len(k) != 32:
-                raise ValueError(f"encryption key {kid!r} must be 32 bytes, got {len(k)}")
+        all_keys: dict[str, bytes] = dict(keys or {})
+        if key is not None:
+            all_keys[key_id] = key
+        all_keys.update({k: v for k, v in (previous_keys or {}).items() if k not in all_keys})
+        if not all_keys:
+            raise ValueError("EncryptionCodec needs a key (key=...) or keys={key_id: key, ...}")
+        if key_id not in all_keys:
+            raise ValueError(f"EncryptionCodec key_id {key_id!r} is not among the keys given ({sorted(all_keys)})")
+        for kid, k in all_keys.items():
+            if not isinstance(k, (bytes, bytearray)) or len(k) != 32:
+                size = len(k) if isinstance(k, (bytes, bytearray)) else type(k).__name__
+                raise ValueError(f"encryption key {kid!r} must be 32 bytes, got {size}")
         self.key_id = key_id
-        self._ciphers = {kid: AESGCM(k) for kid, k in keys.items()}
+        self.strict = strict
+        self.bind_context = bind_context
+        self._ciphers = {kid: AESGCM(bytes(k)) for kid, k in all_keys.items()}
+        self._context: WorkflowSerializationContext | None = None
+
+    def with_context(self, context: SerializationContext) -> EncryptionCodec:
+        """This codec bound to ``context`` (called by the client and worker for each payload's context)."""
+        if not isinstance(context, WorkflowSerializationContext) or not self.bind_context:
+            return self
+        bound = object.__new__(EncryptionCodec)
+        bound.__dict__.update(self.__dict__)
+        bound._context = context
+        return bound
+
+    @property
+    def key_ids(self) -> list[str]:
+        """Every key id this codec can decrypt, current first."""
+        return [self.key_id, *sorted(k for k in self._ciphers if k != self.key_id)]
+
+    def _where(self) -> str:
+        return f" ({self._context.describe()})" if self._context is not None else ""
+
+    def _aad(self) -> bytes | None:
+        ctx = self._context
+        if ctx is None:
+            return None
+        return json.dumps([ctx.namespace, ctx.workflow_id, ctx.field]).encode()
 
     async def encode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
         cipher = self._ciphers[self.key_id]
+        aad = self._aad()
+        ctx = self._context
+        if aad is not None and ctx is not None and not ctx.workflow_id:
+            raise ValueError(
+                f"EncryptionCodec binds each payload to its workflow, but the workflow of this "
+                f"{ctx.field or 'payload'} is not known here: complete an activity by task token "
+                "through client.get_async_activity_handle(token).with_context(WorkflowSerializationContext("
+                "namespace, workflow_id)), or use EncryptionCodec(bind_context=False)")
+        metadata: dict[str, bytes] = {"encoding": ENCODING_ENCRYPTED, "encryption-key-id": self.key_id.encode()}
+        if aad is not None:
+            metadata["encryption-aad"] = _AAD_MARKER
         out: list[pb.Payload] = []
         for p in payloads:
             nonce = os.urandom(12)
-            data = nonce + cipher.encrypt(nonce, p.SerializeToString(), None)
-            out.append(
-                pb.Payload(
-                    metadata={"encoding": ENCODING_ENCRYPTED, "encryption-key-id": self.key_id.encode()}, data=data
-                )
-            )
+            data = nonce + cipher.encrypt(nonce, p.SerializeToString(), aad)
+            out.append(pb.Payload(metadata=metadata, data=data))
         return out
 
     async def decode(self, payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
         out: list[pb.Payload] = []
         for p in payloads:
-            if p.metadata.get("encoding") != ENCODING_ENCRYPTED:
+            encoding = p.metadata.get("encoding", b"")
+            if encoding != ENCODING_ENCRYPTED:
+                if self.strict:
+                    raise ValueError(
+                        f"EncryptionCodec(strict=True) refuses an unencrypted payload (encoding "
+                        f"{encoding.decode(errors='replace') or 'none'!r}){self._where()}: it was not written by a "
+                        "holder of the key")
                 out.append(p)
                 continue
-            kid = p.metadata.get("encryption-key-id", b"").decode()
+            kid = p.metadata.get("encryption-key-id", b"").decode(errors="replace")
             cipher = self._ciphers.get(kid)
             if cipher is None:
-                raise ValueError(f"payload encrypted with unknown key id {kid!r}")
+                raise ValueError(f"payload{self._where()} is encrypted with unknown key id {kid!r} "
+                                 f"(this codec knows {self.key_ids})")
+            marker = p.metadata.get("encryption-aad")
+            aad: bytes | None = None
+            if marker is not None:
+                if marker != _AAD_MARKER:
+                    raise ValueError(f"payload{self._where()} is bound with an unknown scheme {marker!r}")
+                aad = self._aad()
+                if aad is None:
+                    raise ValueError("payload is bound to its workflow and role: decode it through a Client or "
+                                     "Worker, or with codec.with_context(WorkflowSerializationContext(...))")
+            elif self.strict and self.bind_context and self._context is not None:
+                raise ValueError(f"EncryptionCodec(strict=True) refuses a payload{self._where()} that is not bound "
+                                 "to its workflow (encrypted without context)")
+            if len(p.data) < 12 + 16:
+                raise ValueError(f"encrypted payload{self._where()} is too short ({len(p.data)} bytes)")
             try:
-                plain = cipher.decrypt(p.data[:12], p.data[12:], None)
+                plain = cipher.decrypt(p.data[:12], p.data[12:], aad)
             except Exception as e:
-                raise ValueError(f"cannot decrypt payload with key id {kid!r}: {type(e).__name__}") from e
+                hint = (": it was encrypted for another workflow, namespace or field, or it was altered"
+                        if aad is not None else ": it was altered or the key is wrong")
+                raise ValueError(f"cannot decrypt payload{self._where()} with key id {kid!r}{hint} "
+                                 f"({type(e).__name__})") from e
             out.append(pb.Payload.FromString(plain))
         return out
 
 
-async def encode_payloads(codecs: Sequence[PayloadCodec], payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
-    """Run ``payloads`` through each codec's ``encode``, first to last."""
+async def _run_codec(codec: PayloadCodec, payloads: list[pb.Payload],
+                     contexts: Sequence[SerializationContext] | None, encode: bool) -> list[pb.Payload]:
+    """One codec over ``payloads``: one call, or one call per distinct context for a context-aware codec."""
+    if contexts is None or not isinstance(codec, WithSerializationContext):
+        out = await (codec.encode(payloads) if encode else codec.decode(payloads))
+        result = list(out)
+        if len(result) != len(payloads):
+            what = "encode" if encode else "decode"
+            raise ValueError(f"{type(codec).__name__}.{what} returned {len(result)} payloads for {len(payloads)}")
+        return result
+    groups: dict[SerializationContext, list[int]] = {}
+    for i, ctx in enumerate(contexts):
+        groups.setdefault(ctx, []).append(i)
+    merged: list[pb.Payload | None] = [None] * len(payloads)
+    for ctx, indexes in groups.items():
+        bound = codec.with_context(ctx)
+        part = [payloads[i] for i in indexes]
+        got = list(await (bound.encode(part) if encode else bound.decode(part)))
+        if len(got) != len(part):
+            what = "encode" if encode else "decode"
+            raise ValueError(f"{type(codec).__name__}.{what} returned {len(got)} payloads for {len(part)}")
+        for i, p in zip(indexes, got):
+            merged[i] = p
+    return merged  # type: ignore[return-value]
+
+
+async def encode_payloads(codecs: Sequence[PayloadCodec], payloads: Sequence[pb.Payload],
+                          contexts: Sequence[SerializationContext] | None = None) -> list[pb.Payload]:
+    """Run ``payloads`` through each codec's ``encode``, first to last.
+
+    ``contexts`` (one per payload) is given to codecs that implement
+    :class:`WithSerializationContext`; other codecs see one batch.
+    """
     out = list(payloads)
     for codec in codecs:
-        out = await codec.encode(out)
-        if len(out) != len(payloads):
-            raise ValueError(f"{type(codec).__name__}.encode returned {len(out)} payloads for {len(payloads)}")
+        out = await _run_codec(codec, out, contexts, True)
     return out
 
 
-async def decode_payloads(codecs: Sequence[PayloadCodec], payloads: Sequence[pb.Payload]) -> list[pb.Payload]:
-    """Run ``payloads`` through each codec's ``decode``, last to first."""
+async def decode_payloads(codecs: Sequence[PayloadCodec], payloads: Sequence[pb.Payload],
+                          contexts: Sequence[SerializationContext] | None = None) -> list[pb.Payload]:
+    """Run ``payloads`` through each codec's ``decode``, last to first (``contexts`` as in :func:`encode_payloads`)."""
     out = list(payloads)
     for codec in reversed(codecs):
-        out = await codec.decode(out)
-        if len(out) != len(payloads):
-            raise ValueError(f"{type(codec).__name__}.decode returned {len(out)} payloads for {len(payloads)}")
+        out = await _run_codec(codec, out, contexts, False)
     return out
-

@@ -61,9 +61,9 @@ class UpdateClient(Protocol):
     async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
                             close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse: ...
 
-    async def _encode(self, msg: Message) -> None: ...
+    async def _encode(self, msg: Message, workflow_id: str = "") -> None: ...
 
-    async def _decode(self, msg: Message) -> None: ...
+    async def _decode(self, msg: Message, workflow_id: str = "") -> None: ...
 
 
 class WorkflowUpdateStage(enum.IntEnum):
@@ -157,7 +157,7 @@ class WorkflowUpdateHandle(Generic[R]):
             resp = await client._history_page(execution, token, wait=waiting)
             for event in resp.history.events:
                 if _is_event_of(event, _COMPLETED, self._id):
-                    await client._decode(event)
+                    await client._decode(event, self._workflow_id)
                     return event.workflow_execution_update_completed_event_attributes
                 if _is_event_of(event, _ACCEPTED, self._id):
                     accepted = True
@@ -222,7 +222,7 @@ async def _send_until_outcome(client: UpdateClient, req: svc.UpdateWorkflowExecu
             log.warning("update %r of workflow %r: no outcome yet, still waiting (is a worker polling the "
                         "workflow's task queue?)", req.request.update_id, req.workflow_execution.workflow_id)
             continue
-        await client._decode(resp)
+        await client._decode(resp, req.workflow_execution.workflow_id)
         return resp  # type: ignore[no-any-return]
 
 

@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import datetime
 import logging
+import os
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,6 +40,11 @@ class WorkflowDeterminismCheckError(ValueError):
         lines.append("fix it, or opt out with @workflow.defn(check_determinism=False)")
         super().__init__("\n".join(lines))
         self.findings = findings
+
+
+def _debug_from_env() -> bool:
+    value = os.environ.get("SPINDLE_DEBUG", "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
 
 
 def _check_determinism(defn: Any) -> list[str]:
@@ -78,11 +84,23 @@ class Worker:
         max_task_queue_activities_per_second: a rate limit for the whole task queue's
             activities, enforced by the server across every worker polling it (protects
             what the activities call); ``None`` = unlimited.
+        deadlock_detection_timeout: how long workflow code may run without yielding
+            (an activation, a query handler, an eviction's cleanup) before its workflow task
+            fails with "[TMPRL1101] Potential deadlock detected" naming the workflow, and
+            the interrupted instance is evicted (Temporal's deadlock detection; the Go
+            SDK's ``DeadlockDetectionTimeout``). The worker keeps serving other workflows;
+            the server retries the task with backoff. ``None`` disables detection. Code
+            stuck inside one C-level call is interrupted only when that call returns (see
+            :mod:`spindle._deadlock`).
+        debug_mode: disable deadlock detection, e.g. to step through workflow code in a
+            debugger (Temporal's name); also on when the ``SPINDLE_DEBUG`` environment
+            variable is set to a non-empty value other than ``0``/``false``.
 
     Raises:
         ValueError: no workflows and no activities, an empty task queue, two
             workflows or activities with the same name, a sync activity with a
-            non-thread ``activity_executor`` but no ``shared_state_manager``, or (as
+            non-thread ``activity_executor`` but no ``shared_state_manager``, a
+            ``deadlock_detection_timeout`` that is not positive, or (as
             :class:`WorkflowDeterminismCheckError`) the determinism check's findings.
         TypeError: an entry is not a decorated workflow or activity, or a sync
             activity for a ``ProcessPoolExecutor`` cannot be pickled.
@@ -106,7 +124,12 @@ class Worker:
         activity_task_pollers: int = 4,
         max_task_queue_activities_per_second: float | None = None,
         shared_state_manager: SharedStateManager | None = None,
+        deadlock_detection_timeout: datetime.timedelta | None = datetime.timedelta(seconds=2),
+        debug_mode: bool = False,
     ) -> None:
+        if deadlock_detection_timeout is not None and deadlock_detection_timeout <= datetime.timedelta(0):
+            raise ValueError(f"deadlock_detection_timeout must be positive (or None to disable it), "
+                             f"got {deadlock_detection_timeout}")
         if max_task_queue_activities_per_second is not None and max_task_queue_activities_per_second <= 0:
             raise ValueError("max_task_queue_activities_per_second must be positive (or None for no limit)")
         if not task_queue:
@@ -117,6 +140,9 @@ class Worker:
         self.task_queue = task_queue
         self.identity = identity or client.identity
         self._grace = graceful_shutdown_timeout.total_seconds()
+        self.debug_mode = debug_mode or _debug_from_env()
+        deadlock_timeout = (None if self.debug_mode or deadlock_detection_timeout is None
+                            else deadlock_detection_timeout.total_seconds())
 
         from spindle._workflow_defn import WorkflowDefinition
 
@@ -147,6 +173,7 @@ class Worker:
                 identity=self.identity,
                 instance_factory=WorkflowInstance,
                 pollers=workflow_task_pollers,
+                deadlock_timeout=deadlock_timeout,
             )
         if activities:
             ww = self._workflow_worker

@@ -153,6 +153,9 @@ class WorkflowInstance(RuntimeServices):
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
         self.signal_waiters: dict[str, collections.deque[asyncio.Future[pb.Payloads]]] = {}
         self.conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        #: Called as each workflow task of ``activate``/``replay`` begins (the worker's deadlock
+        #: watchdog restarts its clock, so a long history replays as many short activations).
+        self.on_activation: Callable[[], None] | None = None
 
     # ================================================================== the seam
 
@@ -346,6 +349,8 @@ class WorkflowInstance(RuntimeServices):
 
     def _activation(self, started: pb.HistoryEvent, *, replaying: bool, lookahead: list[pb.HistoryEvent],
                     updates: Sequence[pb.UpdateRequest]) -> None:
+        if self.on_activation is not None:
+            self.on_activation()
         self._now_ms = max(self._now_ms, started.event_time_ms)
         self._current_task_event_id = started.event_id
         self._replaying = replaying

@@ -6,6 +6,13 @@ worker keeps recently used :class:`WorkflowInstance` objects in an LRU cache and
 resumes them; a task for a run that is not cached is replayed from the full
 history. Completions ask the server to return the next task (and eager activity
 tasks) in the response, saving a poll round trip.
+
+Nothing a task carries can wedge the worker: workflow code that does not yield within
+the deadlock timeout is interrupted (:mod:`spindle._deadlock`), and a task that cannot
+be processed (a payload the codecs refuse, a result that cannot be converted or
+encoded, an error in workflow code) is answered with ``RespondWorkflowTaskFailed``
+carrying the error, so it shows in the history and the server retries it with backoff;
+the run's cached instance is evicted.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import grpc.aio
 
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._activity_worker import ActivityWorker
+from spindle._converter import WorkflowSerializationContext
+from spindle._deadlock import ActivationWatchdog, DeadlockError
 from spindle._polling import Slots, cancel_and_wait, poll_loop
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._retry_delay import call_with_retries
@@ -39,13 +48,15 @@ _CLOSE_COMMANDS = frozenset({
     pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
 })
 _UNHANDLED = pb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE
+#: A task failure's stack trace is cut to this many characters (its end kept): each retry writes it again.
+_MAX_TASK_FAILURE_STACK = 32 * 1024
 
 
 class _TaskFailed(Exception):
     """Fail the current workflow task with ``cause`` (and evict the run)."""
 
     def __init__(self, cause: int, error: BaseException) -> None:
-        super().__init__(str(error))
+        super().__init__(type(error).__name__)
         self.cause = cause
         self.error = error
 
@@ -67,12 +78,24 @@ class _CachedRun:
     lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
 
+def _what(task: svc.PollWorkflowTaskQueueResponse) -> str:
+    wf = task.workflow_execution
+    return f"workflow {task.workflow_type} (id {wf.workflow_id!r}, run {wf.run_id})"
+
+
+def _safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception as e:  # noqa: BLE001 - an exception whose __str__ raises
+        return f"<str() failed: {type(e).__name__}>"
+
+
 def _log_task_failure(task: svc.PollWorkflowTaskQueueResponse, error: BaseException) -> None:
     """A failed workflow task: ERROR with the traceback (the server retries the task, so each try logs)."""
     wf = task.workflow_execution
     what = "is not deterministic" if isinstance(error, NonDeterminismError) else "failed"
     log.error("workflow task of %s %s (run %s, attempt %d) %s: %s: %s", task.workflow_type, wf.workflow_id,
-              wf.run_id, task.attempt or 1, what, type(error).__name__, error, exc_info=error,
+              wf.run_id, task.attempt or 1, what, type(error).__name__, _safe_str(error), exc_info=error,
               extra={"workflow_id": wf.workflow_id, "run_id": wf.run_id, "workflow_type": task.workflow_type})
 
 
@@ -91,6 +114,8 @@ class WorkflowWorker:
         identity: names this worker in histories.
         instance_factory: builds a ``WorkflowInstance`` (the runtime's constructor).
         pollers: concurrent long polls on the normal queue (the sticky queue gets as many).
+        deadlock_timeout: seconds workflow code may run without yielding before its task
+            fails with :class:`~spindle._deadlock.DeadlockError`; ``None`` disables detection.
     """
 
     def __init__(
@@ -106,6 +131,7 @@ class WorkflowWorker:
         identity: str,
         instance_factory: Callable[..., Any],
         pollers: int = 2,
+        deadlock_timeout: float | None = None,
     ) -> None:
         self._client = client
         self._stub = client._stub
@@ -131,6 +157,8 @@ class WorkflowWorker:
         self._poll_tasks: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._registered_names = ", ".join(sorted(definitions)) or "none"
+        self._watchdog = ActivationWatchdog(deadlock_timeout) if deadlock_timeout else None
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for tests and metrics: tasks resumed from the cache, runs replayed from history.
         self.stats: collections.Counter[str] = collections.Counter()
 
@@ -138,7 +166,9 @@ class WorkflowWorker:
 
     def start(self) -> None:
         """Start the pollers on the running loop."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
+        if self._watchdog is not None:
+            self._watchdog.start()
         self._poll_tasks = [loop.create_task(self._poll_loop(self.task_queue, False)) for _ in range(self._pollers)]
         if self.sticky_queue:
             self._poll_tasks += [loop.create_task(self._poll_loop(self.sticky_queue, True))
@@ -156,6 +186,8 @@ class WorkflowWorker:
             await asyncio.wait(list(self._tasks), timeout=timeout)
         for run_id in list(self._cache):
             self._evict(run_id)
+        if self._watchdog is not None:
+            self._watchdog.stop()
 
     @property
     def cached_run_ids(self) -> list[str]:
@@ -193,7 +225,11 @@ class WorkflowWorker:
 
     async def _process(self, task: svc.PollWorkflowTaskQueueResponse) -> svc.PollWorkflowTaskQueueResponse | None:
         if self._codecs:
-            await decode_message(self._codecs, task)
+            try:
+                await decode_message(self._codecs, task, context=self._context(task))
+            except Exception as e:  # noqa: BLE001 - bad data in the task, or a failing codec
+                await self._undecodable(task, e)
+                return None
         if task.HasField("query"):
             await self._answer_query(task)
             return None
@@ -242,10 +278,7 @@ class WorkflowWorker:
                 self.stats["replays"] += 1
                 events = await self._full_history(task, events)
                 started = events[0].workflow_execution_started_event_attributes
-                entry.instance = self._factory(
-                    defn, converter=self._conv, namespace=task.namespace or self._ns,
-                    workflow_id=task.workflow_execution.workflow_id, run_id=run_id,
-                    task_queue=started.task_queue or self.task_queue)
+                entry.instance = self._new_instance(defn, task, started.task_queue)
                 try:
                     commands = self._run_activation(entry.instance, events, task)
                 except _Stale as e:
@@ -275,11 +308,37 @@ class WorkflowWorker:
             self._evict(run_id, entry)
         return await self._complete(task, commands, run_id, entry, closing)
 
-    @staticmethod
-    def _run_activation(inst: Any, events: list[pb.HistoryEvent], task: svc.PollWorkflowTaskQueueResponse
+    def _new_instance(self, defn: Any, task: svc.PollWorkflowTaskQueueResponse, task_queue: str) -> Any:
+        inst = self._factory(defn, converter=self._conv, namespace=task.namespace or self._ns,
+                             workflow_id=task.workflow_execution.workflow_id, run_id=task.workflow_execution.run_id,
+                             task_queue=task_queue or self.task_queue)
+        if self._watchdog is not None:
+            try:
+                inst.on_activation = self._watchdog.touch
+            except AttributeError:  # an instance type without the hook: one deadline for the whole replay
+                pass
+        return inst
+
+    def _guarded(self, task: svc.PollWorkflowTaskQueueResponse, fn: Callable[..., Any], *args: Any,
+                 **kwargs: Any) -> Any:
+        """Call workflow code under the deadlock deadline (see :mod:`spindle._deadlock`)."""
+        wd = self._watchdog
+        if wd is None:
+            return fn(*args, **kwargs)
+        try:
+            return wd.run(lambda: _what(task), fn, *args, **kwargs)
+        except DeadlockError:
+            # The interrupt unwound workflow code only, but make sure the worker's loop is current again.
+            loop = self._loop
+            if loop is not None and asyncio.events._get_running_loop() is not loop:
+                asyncio.events._set_running_loop(loop)
+            raise
+
+    def _run_activation(self, inst: Any, events: list[pb.HistoryEvent], task: svc.PollWorkflowTaskQueueResponse
                         ) -> list[pb.Command]:
         try:
-            return list(inst.activate(events, updates=list(task.updates), started_event_id=task.started_event_id))
+            return list(self._guarded(task, inst.activate, events, updates=list(task.updates),
+                                      started_event_id=task.started_event_id))
         except NonDeterminismError as e:
             raise _TaskFailed(pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, e) from e
         except Exception as e:
@@ -305,7 +364,7 @@ class WorkflowWorker:
             req.sticky_attributes.CopyFrom(self._sticky_attrs)
         try:
             if self._codecs:
-                await encode_message(self._codecs, req)
+                await encode_message(self._codecs, req, context=self._context(task))
             resp = await self._stub.RespondWorkflowTaskCompleted(req)
         except grpc.aio.AioRpcError as e:
             for _ in range(reserved):
@@ -313,6 +372,15 @@ class WorkflowWorker:
             self._evict(run_id, entry)
             level = logging.DEBUG if e.code() == grpc.StatusCode.NOT_FOUND else logging.WARNING
             log.log(level, "completing workflow task of %s failed: %s %s", run_id, e.code(), e.details())
+            return None
+        except Exception as e:  # noqa: BLE001 - a codec refused the commands' payloads
+            for _ in range(reserved):
+                acts.run_reserved(None)  # type: ignore[union-attr]
+            self._evict(run_id, entry)
+            error = ApplicationError(f"the payloads of the workflow task's commands cannot be encoded by the codec "
+                                     f"chain: {type(e).__name__}: {e}", type="PayloadEncodeError")
+            _log_task_failure(task, error)
+            await self._fail_task(task, _UNHANDLED, error)
             return None
         if reserved:
             got = list(resp.activity_tasks)
@@ -327,13 +395,55 @@ class WorkflowWorker:
             return resp.workflow_task
         return None
 
+    def _context(self, task: svc.PollWorkflowTaskQueueResponse) -> WorkflowSerializationContext:
+        return WorkflowSerializationContext(task.namespace or self._ns, task.workflow_execution.workflow_id)
+
+    async def _undecodable(self, task: svc.PollWorkflowTaskQueueResponse, error: Exception) -> None:
+        """A task whose payloads the codecs refuse: answer it with the error (a query gets it as its answer)."""
+        message = f"cannot decode the payloads of a task of {_what(task)}: {type(error).__name__}: {error}"
+        if task.HasField("query"):
+            log.warning("%s", message)
+            req = svc.RespondQueryTaskCompletedRequest(task_token=task.task_token, namespace=self._ns,
+                                                       error_message=message)
+            try:
+                await self._stub.RespondQueryTaskCompleted(req)
+            except grpc.aio.AioRpcError as e:
+                log.debug("answering a query failed: %s %s", e.code(), e.details())
+            return
+        self._evict(task.workflow_execution.run_id)
+        failure = ApplicationError(message, type="PayloadDecodeError")
+        _log_task_failure(task, failure)
+        await self._fail_task(task, _UNHANDLED, failure)
+
+    def _task_failure(self, error: BaseException) -> pb.Failure:
+        """``error`` as a Failure that never fails to build, never has an empty message and has a bounded stack."""
+        try:
+            failure = self._conv.to_failure(error)
+        except BaseException as e:  # noqa: BLE001 - e.g. MemoryError again, or a __str__ that raises
+            failure = pb.Failure(message=f"{type(error).__name__} (its details cannot be converted: "
+                                         f"{type(e).__name__})", source="spindle-python")
+            failure.application_failure_info.type = type(error).__name__
+        if not failure.message:
+            failure.message = type(error).__name__
+        if isinstance(error, DeadlockError) and error.stack_trace:
+            failure.stack_trace = error.stack_trace  # where the workflow code was stuck, not where we noticed
+        if len(failure.stack_trace) > _MAX_TASK_FAILURE_STACK:
+            failure.stack_trace = "...\n" + failure.stack_trace[-_MAX_TASK_FAILURE_STACK:]
+        return failure
+
     async def _fail_task(self, task: svc.PollWorkflowTaskQueueResponse, cause: int, error: BaseException) -> None:
         req = svc.RespondWorkflowTaskFailedRequest(task_token=task.task_token, cause=cause,  # type: ignore[arg-type]
-                                                   failure=self._conv.to_failure(error), identity=self._identity,
+                                                   failure=self._task_failure(error), identity=self._identity,
                                                    namespace=self._ns)
+        if self._codecs:
+            try:
+                await encode_message(self._codecs, req, context=self._context(task))
+            except Exception as e:  # noqa: BLE001 - the codec cannot encode the failure either
+                # Say only what cannot leak a secret: the kinds of the two errors.
+                req.failure.CopyFrom(pb.Failure(
+                    message=f"{type(error).__name__} (the failure cannot be encoded by the codec chain: "
+                            f"{type(e).__name__})", source="spindle-python"))
         try:
-            if self._codecs:
-                await encode_message(self._codecs, req)
             await self._stub.RespondWorkflowTaskFailed(req)
         except grpc.aio.AioRpcError as e:
             log.debug("failing workflow task failed: %s %s", e.code(), e.details())
@@ -379,7 +489,8 @@ class WorkflowWorker:
         resp = await call_with_retries(self._stub.GetWorkflowExecutionHistory, svc.GetWorkflowExecutionHistoryRequest(
             namespace=self._ns, execution=execution, next_page_token=token))
         if self._codecs:
-            await decode_message(self._codecs, resp)
+            await decode_message(self._codecs, resp,
+                                 context=WorkflowSerializationContext(self._ns, execution.workflow_id))
         return resp
 
     # ------------------------------------------------------------------ queries
@@ -392,7 +503,12 @@ class WorkflowWorker:
             if entry is not None:
                 async with entry.lock:
                     if self._cache.get(run_id) is entry and entry.instance is not None:
-                        req.query_result.CopyFrom(entry.instance.query(task.query))
+                        inst = entry.instance
+                        try:
+                            req.query_result.CopyFrom(self._guarded(task, inst.query, task.query))
+                        except DeadlockError:
+                            self._evict(run_id, entry)  # interrupted mid-handler: its state is not to be trusted
+                            raise
                     else:
                         entry = None
             if entry is None:
@@ -400,9 +516,13 @@ class WorkflowWorker:
         except Exception as e:
             req.ClearField("query_result")
             req.error_message = str(e) or type(e).__name__
+        if self._codecs:
+            try:
+                await encode_message(self._codecs, req, context=self._context(task))
+            except Exception as e:  # noqa: BLE001 - a codec refused the result
+                req.ClearField("query_result")
+                req.error_message = f"the query result cannot be encoded by the codec chain: {type(e).__name__}: {e}"
         try:
-            if self._codecs:
-                await encode_message(self._codecs, req)
             await self._stub.RespondQueryTaskCompleted(req)
         except grpc.aio.AioRpcError as e:
             log.debug("answering a query failed: %s %s", e.code(), e.details())
@@ -432,14 +552,13 @@ class WorkflowWorker:
         if cut == 0:
             raise RuntimeError("the workflow has not completed its first workflow task yet")
         started = events[0].workflow_execution_started_event_attributes
-        inst = self._factory(defn, converter=self._conv, namespace=task.namespace or self._ns,
-                             workflow_id=task.workflow_execution.workflow_id, run_id=task.workflow_execution.run_id,
-                             task_queue=started.task_queue or self.task_queue)
+        inst = self._new_instance(defn, task, started.task_queue)
         try:
-            inst.activate(events[:cut], updates=[], started_event_id=events[cut - 1].event_id)
-            return inst.query(task.query)
+            self._guarded(task, inst.activate, events[:cut], updates=[], started_event_id=events[cut - 1].event_id)
+            result: pb.Payloads = self._guarded(task, inst.query, task.query)
+            return result
         finally:
-            inst.close()
+            self._close_instance(inst, task.workflow_execution.run_id)
 
     # ------------------------------------------------------------------ cache
 
@@ -464,7 +583,17 @@ class WorkflowWorker:
         target = entry if entry is not None else cached
         if target is not None and target.instance is not None:
             inst, target.instance = target.instance, None
-            try:
+            self._close_instance(inst, run_id)
+
+    def _close_instance(self, inst: Any, run_id: str) -> None:
+        """Evict ``inst``: its coroutines' cleanup is workflow code too, so it runs under the deadline."""
+        wd = self._watchdog
+        try:
+            if wd is None:
                 inst.close()
-            except Exception:
-                log.exception("closing workflow instance of run %s failed", run_id)
+            else:
+                wd.run(lambda: f"the eviction of workflow run {run_id}", inst.close)
+        except DeadlockError as e:
+            log.error("evicting workflow run %s: %s", run_id, e)
+        except Exception:
+            log.exception("closing workflow instance of run %s failed", run_id)

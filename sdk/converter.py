@@ -1,4 +1,4 @@
-"""Public data-conversion API: :class:`DataConverter`, :func:`default` and payload codecs.
+"""Public data-conversion API: :class:`DataConverter`, :func:`default`, payload codecs and their context.
 
 As in Temporal, a codec can ride on the converter::
 
@@ -6,12 +6,29 @@ As in Temporal, a codec can ride on the converter::
     data_converter = dataclasses.replace(converter.default(), payload_codec=MyCodec())
     client = await Client.connect("localhost:7233", data_converter=data_converter)
 
-See :mod:`spindle._converter` for the encoding rules.
+A codec that implements :class:`WithSerializationContext` gets each payload's
+:class:`WorkflowSerializationContext` (namespace, workflow id, role); the
+:class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle._converter` for the
+encoding rules and :mod:`spindle._payload_visitor` for the roles. :func:`decode_history`
+decodes a recorded history (as the server stores it) for tools that show it;
+:class:`CodecServerCodec` calls a remote codec server (Temporal's protocol) instead of
+holding keys.
 """
 
-from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
+from spindle._converter import (
+    DataConverter,
+    EncryptionCodec,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+    ZlibCodec,
+)
+from spindle._codec_server import CodecServerCodec
+from spindle._history_codec import decode_history
 
-__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "default"]
+__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "CodecServerCodec", "SerializationContext",
+           "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]
 
 
 def default() -> DataConverter:

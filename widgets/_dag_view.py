@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from spindle.widgets._export import export_html
 from spindle.widgets._graph_model import HistoryGraphBuilder
 from spindle.widgets._history_render import describe_node
 from spindle.widgets._live import FollowsExecution, HistoryFeed
-from spindle.widgets._sources import is_handle, load_history
+from spindle.widgets._sources import codecs_for, is_handle, load_history
 from spindle.widgets._svg import Shape, escape, render_graph, status_badge
 
 __all__ = ["DagView"]
@@ -78,6 +78,8 @@ class DagView(FollowsExecution, w.VBox):
             through ``handle.watch_history()``), a ``History`` or History JSON,
             or ``None`` for the bare DAG.
         live, poll_interval, text_limit, loop: as for ``HistoryGraph``.
+        client, codecs: decode a recorded history's payloads with these codecs (default:
+            the client's), as for ``HistoryGraph``; a handle's client decodes its own.
 
     ``states`` maps each step id to a ``StepState`` (``pending``, ``running``,
     ``done``, ``failed`` or ``skipped``, with the history nodes it was read from
@@ -96,8 +98,11 @@ class DagView(FollowsExecution, w.VBox):
         text_limit: int = 400,
         loop: asyncio.AbstractEventLoop | None = None,
         max_height: str = "480px",
+        client: Any = None,
+        codecs: Sequence[Any] | None = None,
     ) -> None:
         super().__init__(layout=w.Layout(width="100%"))
+        self._codecs, self._namespace = codecs_for(client, codecs)
         self._workflow = _workflow(dsl_definition)
         self._dag: dict[str, Any] | None = dict(self._workflow.dag_json) if self._workflow is not None else None
         self._dag_error: str | None = None
@@ -118,7 +123,7 @@ class DagView(FollowsExecution, w.VBox):
             self._render()
             self._feed.start(live=live)
         else:
-            history = load_history(execution)
+            history = load_history(execution, codecs=self._codecs, namespace=self._namespace)
             self.model = HistoryGraphBuilder(history.workflow_id, history.run_id)
             self.model.add_events(history.events)
             self._render()

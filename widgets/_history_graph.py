@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from spindle.widgets._export import export_html
 from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
 from spindle.widgets._history_render import describe_node, history_svg
 from spindle.widgets._live import FollowsExecution, HistoryFeed
-from spindle.widgets._sources import is_handle, load_history
+from spindle.widgets._sources import codecs_for, is_handle, load_history
 from spindle.widgets._svg import escape, status_badge
 from spindle.widgets._timeline import timeline_svg
 
@@ -38,7 +38,10 @@ class HistoryGraph(FollowsExecution, w.VBox):
             ``handle.watch_history()``: the server long-polls for new events,
             so an idle run costs nothing.
         client: the ``Client`` used to open child workflows' graphs; optional,
-            the default is the handle's own (``handle.client``).
+            the default is the handle's own (``handle.client``). A recorded history
+            is decoded with its codecs (payloads as the server stores them).
+        codecs: payload codecs to decode a recorded history with (default: the
+            client's); a handle's history is decoded by its client.
         child_histories: recorded histories of child runs, for expanding
             children of a recorded history without a client.
         show_workflow_tasks: draw workflow tasks as small dots; when False a
@@ -62,6 +65,7 @@ class HistoryGraph(FollowsExecution, w.VBox):
         *,
         live: bool = True,
         client: Any = None,
+        codecs: Sequence[Any] | None = None,
         child_histories: Iterable[History] = (),
         show_workflow_tasks: bool = True,
         poll_interval: tuple[float, float] = (0.5, 2.0),
@@ -71,8 +75,10 @@ class HistoryGraph(FollowsExecution, w.VBox):
     ) -> None:
         super().__init__(layout=w.Layout(width="100%"))
         self._handle = source if is_handle(source) else None
-        history = None if self._handle is not None else load_history(source)
         self._client = client if client is not None else getattr(source, "client", None)
+        self._codecs, self._namespace = codecs_for(self._client, codecs)
+        history = None if self._handle is not None else load_history(source, codecs=self._codecs,
+                                                                     namespace=self._namespace)
         self._child_histories: dict[str, History] = {h.workflow_id: h for h in child_histories}
         self.show_workflow_tasks = show_workflow_tasks
         self.text_limit = text_limit
@@ -151,7 +157,8 @@ class HistoryGraph(FollowsExecution, w.VBox):
         workflow_id, run_id = node.child
         if workflow_id in self._child_histories:
             child = HistoryGraph(self._child_histories[workflow_id], show_workflow_tasks=self.show_workflow_tasks,
-                                 child_histories=self._child_histories.values(), text_limit=self.text_limit)
+                                 child_histories=self._child_histories.values(), text_limit=self.text_limit,
+                                 client=self._client, codecs=self._codecs)
         elif self._client is not None:
             handle = self._client.get_workflow_handle(workflow_id, run_id=run_id or None)
             child = HistoryGraph(handle, client=self._client, live=self._feed is not None and self._feed.live,

@@ -2,8 +2,11 @@
 
 History JSON (``spindle.History.to_json``) stores a payload as
 ``{"metadata": {"encoding": <base64>}, "data": <base64>}``; ``json/plain`` payloads
-are decoded to JSON values, anything else is summarised (encrypted or compressed
-payloads stay opaque: the widgets have no codec).
+are decoded to JSON values, anything else is summarised. Codecs run before this:
+a handle's history is decoded by its client's codecs, a recorded history by the
+codecs given to the widget (``client=`` or ``codecs=``); what no codec decoded
+(encrypted without the key, compressed without the codec) stays opaque, and a
+failure encoded by the codec reads "Encoded failure".
 """
 
 from __future__ import annotations

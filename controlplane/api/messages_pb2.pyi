@@ -353,7 +353,7 @@ class ChildWorkflowExecutionFailureInfo(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., initiated_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., retry_state: _Optional[_Union[RetryState, str]] = ...) -> None: ...
 
 class Failure(_message.Message):
-    __slots__ = ("message", "source", "stack_trace", "cause", "application_failure_info", "timeout_failure_info", "canceled_failure_info", "terminated_failure_info", "server_failure_info", "activity_failure_info", "child_workflow_execution_failure_info")
+    __slots__ = ("message", "source", "stack_trace", "cause", "application_failure_info", "timeout_failure_info", "canceled_failure_info", "terminated_failure_info", "server_failure_info", "activity_failure_info", "child_workflow_execution_failure_info", "encoded_attributes")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     STACK_TRACE_FIELD_NUMBER: _ClassVar[int]
@@ -365,6 +365,7 @@ class Failure(_message.Message):
     SERVER_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVITY_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
     CHILD_WORKFLOW_EXECUTION_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
+    ENCODED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     message: str
     source: str
     stack_trace: str
@@ -376,7 +377,8 @@ class Failure(_message.Message):
     server_failure_info: ServerFailureInfo
     activity_failure_info: ActivityFailureInfo
     child_workflow_execution_failure_info: ChildWorkflowExecutionFailureInfo
-    def __init__(self, message: _Optional[str] = ..., source: _Optional[str] = ..., stack_trace: _Optional[str] = ..., cause: _Optional[_Union[Failure, _Mapping]] = ..., application_failure_info: _Optional[_Union[ApplicationFailureInfo, _Mapping]] = ..., timeout_failure_info: _Optional[_Union[TimeoutFailureInfo, _Mapping]] = ..., canceled_failure_info: _Optional[_Union[CanceledFailureInfo, _Mapping]] = ..., terminated_failure_info: _Optional[_Union[TerminatedFailureInfo, _Mapping]] = ..., server_failure_info: _Optional[_Union[ServerFailureInfo, _Mapping]] = ..., activity_failure_info: _Optional[_Union[ActivityFailureInfo, _Mapping]] = ..., child_workflow_execution_failure_info: _Optional[_Union[ChildWorkflowExecutionFailureInfo, _Mapping]] = ...) -> None: ...
+    encoded_attributes: Payload
+    def __init__(self, message: _Optional[str] = ..., source: _Optional[str] = ..., stack_trace: _Optional[str] = ..., cause: _Optional[_Union[Failure, _Mapping]] = ..., application_failure_info: _Optional[_Union[ApplicationFailureInfo, _Mapping]] = ..., timeout_failure_info: _Optional[_Union[TimeoutFailureInfo, _Mapping]] = ..., canceled_failure_info: _Optional[_Union[CanceledFailureInfo, _Mapping]] = ..., terminated_failure_info: _Optional[_Union[TerminatedFailureInfo, _Mapping]] = ..., server_failure_info: _Optional[_Union[ServerFailureInfo, _Mapping]] = ..., activity_failure_info: _Optional[_Union[ActivityFailureInfo, _Mapping]] = ..., child_workflow_execution_failure_info: _Optional[_Union[ChildWorkflowExecutionFailureInfo, _Mapping]] = ..., encoded_attributes: _Optional[_Union[Payload, _Mapping]] = ...) -> None: ...
 
 class Memo(_message.Message):
     __slots__ = ("fields",)
