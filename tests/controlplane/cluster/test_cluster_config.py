@@ -89,7 +89,7 @@ def certs(tmp_path: Path) -> dict[str, str]:
 
 def test_tls_and_internal_sections(certs: dict[str, str]) -> None:
     cfg = parse_config({
-        "store": SPANNER, "listen": "0.0.0.0:7233", "advertise": "10.0.0.5:7233",
+        "store": SPANNER, "auth": OPEN, "listen": "0.0.0.0:7233", "advertise": "10.0.0.5:7233",
         "tls": {"cert_file": certs["server_cert"], "key_file": certs["server_key"], "client_ca_file": certs["client_ca"]},
         "internal": {"listen": "0.0.0.0:7234", "advertise": "10.0.0.5:7234",
                      "tls": {"cert_file": certs["member_cert"], "key_file": certs["member_key"],
@@ -98,11 +98,11 @@ def test_tls_and_internal_sections(certs: dict[str, str]) -> None:
     assert (cfg.internal.listen, cfg.internal.advertise) == ("0.0.0.0:7234", "10.0.0.5:7234")
     assert cfg.internal.tls is not None and cfg.internal.tls.server_name == "spindle-member"
     # with member TLS the internal listener defaults to every interface, port 7234
-    dflt = parse_config({"store": SPANNER, "internal": {"advertise": "10.0.0.5:7234", "tls": {
+    dflt = parse_config({"store": SPANNER, "auth": OPEN, "internal": {"advertise": "10.0.0.5:7234", "tls": {
         "cert_file": certs["member_cert"], "key_file": certs["member_key"], "ca_file": certs["cluster_ca"]}}})
     assert dflt.internal.listen == "0.0.0.0:7234"
     # on loopback (one machine: tests, development) no section is needed: loopback, any free port
-    local = parse_config({"store": SPANNER, "listen": "127.0.0.1:0"})
+    local = parse_config({"store": SPANNER, "auth": OPEN, "listen": "127.0.0.1:0"})
     assert (local.internal.listen, local.internal.tls, local.tls) == ("127.0.0.1:0", None, None)
 
 
@@ -142,5 +142,5 @@ def test_tls_and_internal_errors_name_the_key(certs: dict[str, str], data: dict[
         return certs.get(str(v).lower(), v) if isinstance(v, str) else v
 
     with pytest.raises(ConfigError) as ei:
-        parse_config(fill(data))
+        parse_config({"auth": OPEN, **fill(data)})  # type: ignore[dict-item]
     assert needle in str(ei.value)
