@@ -42,6 +42,41 @@ def read_line(proc: subprocess.Popen[str], pattern: re.Pattern[str] | str, timeo
     return found.get("m")
 
 
+class AuthDevServer:
+    """``spindle server start-dev --auth`` as a child process: its ``address`` and the admin ``key`` it printed once.
+
+    Use as a context manager (the process is stopped on exit).
+    """
+
+    KEY_RE = re.compile(r"(spk_[0-9a-f]{16}_[A-Za-z0-9_-]{43})")
+
+    def __init__(self, db: Path) -> None:
+        self.proc = subprocess.Popen([SPINDLE, "server", "start-dev", "--db", str(db), "--port", "0", "--auth"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        key = read_line(self.proc, self.KEY_RE, 60)
+        port = read_line(self.proc, re.compile(r"listening on [0-9.]+:(\d+)"), 60)
+        if key is None or port is None:
+            self.stop()
+            raise RuntimeError("start-dev --auth did not print its admin key and address")
+        self.key = key.group(1)
+        self.address = f"127.0.0.1:{port.group(1)}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+    def __enter__(self) -> "AuthDevServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 class DevServer:
     """``spindle server start-dev --db FILE`` as a child process; a restart listens on the same port when it can.
 

@@ -34,24 +34,13 @@ def test_payment_script(tmp_path: Path) -> None:
 def test_order_fulfilment_against_a_server_that_requires_api_keys(tmp_path: Path) -> None:
     """``start-dev --auth``: the example runs with the admin key it printed, and is refused without a key."""
     import os
-    import re
 
-    from spindle_procs import SPINDLE, read_line
+    from spindle_procs import AuthDevServer
 
-    proc = subprocess.Popen([SPINDLE, "server", "start-dev", "--db", str(tmp_path / "auth.db"), "--port", "0", "--auth"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        key = read_line(proc, re.compile(r"(spk_[0-9a-f]{16}_[A-Za-z0-9_-]{43})"), 60)
-        port = read_line(proc, re.compile(r"listening on [0-9.]+:(\d+)"), 60)
-        assert key is not None and port is not None
-        address = f"127.0.0.1:{port.group(1)}"
-        out = _run("order_fulfilment.py", "--address", address, "--api-key", key.group(1), cwd=tmp_path)
+    with AuthDevServer(tmp_path / "auth.db") as server:
+        out = _run("order_fulfilment.py", "--address", server.address, "--api-key", server.key, cwd=tmp_path)
         assert "result: OrderResult(" in out and "status='shipped'" in out
-        refused = subprocess.run([sys.executable, str(ROOT / "examples" / "order_fulfilment.py"), "--address", address],
-                                 cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        refused = subprocess.run([sys.executable, str(ROOT / "examples" / "order_fulfilment.py"), "--address",
+                                  server.address], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                                  env={k: v for k, v in os.environ.items() if k != "SPINDLE_API_KEY"})
         assert refused.returncode != 0 and "UNAUTHENTICATED" in refused.stderr + refused.stdout
-    finally:
-        proc.terminate()
-        proc.wait(15)

@@ -1,4 +1,5 @@
-"""examples/notebooks/tour.ipynb runs headlessly (nbclient) against the embedded control plane."""
+"""examples/notebooks/tour.ipynb runs headlessly (nbclient): against the embedded control plane, and against a
+server that requires API keys (SPINDLE_ADDRESS / SPINDLE_API_KEY, as a platform team would give them)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,32 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.mark.timeout(120)
-def test_tour_notebook_executes_and_stores_widget_state(tmp_path: Path) -> None:
+def test_tour_notebook_executes_and_stores_widget_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("SPINDLE_ADDRESS", "SPINDLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    _run_tour(tmp_path)
+
+
+@pytest.mark.timeout(180)
+def test_tour_notebook_runs_against_a_server_that_requires_api_keys(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from spindle_procs import AuthDevServer
+
+    with AuthDevServer(tmp_path / "auth.db") as server:
+        monkeypatch.setenv("SPINDLE_ADDRESS", server.address)  # the kernel inherits the environment
+        monkeypatch.setenv("SPINDLE_API_KEY", server.key)
+        _run_tour(tmp_path)
+        monkeypatch.delenv("SPINDLE_API_KEY")
+        nb = nbformat.read(NOTEBOOK, as_version=4)
+        nb.cells = nb.cells[:2]  # connect, then define: without the key the first call is refused
+        nb.cells.append(nbformat.v4.new_code_cell("await client.count_workflows()"))
+        with pytest.raises(Exception) as refused:
+            NotebookClient(nb, timeout=60, kernel_name="python3",
+                           resources={"metadata": {"path": str(tmp_path)}}).execute()
+        assert "UNAUTHENTICATED" in str(refused.value)
+
+
+def _run_tour(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=60, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
