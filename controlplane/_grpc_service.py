@@ -16,11 +16,13 @@ process, which could open the database file anyway, so it is unrestricted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
 import grpc
 
+from spindle.controlplane._long_polls import LongPollLimiter, long_poll_client
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
@@ -80,12 +82,13 @@ def _anonymous_view(rpc: str, resp: Any) -> Any:
     return resp
 
 
-def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None
-                  ) -> service_pb2_grpc.WorkflowServiceServicer:
+def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None,
+                  long_polls: LongPollLimiter | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
     """A gRPC servicer whose every RPC is authorized, calls the frontend and maps ServiceError to its status.
 
     ``authorizer`` None serves every caller as the anonymous system admin (authentication
-    off); admin actions are audited either way.
+    off); admin actions are audited either way. ``long_polls`` caps the long polls in
+    flight (``spindle.controlplane._long_polls``): a call over a cap gets RESOURCE_EXHAUSTED.
 
     Raises:
         KeyError: an RPC of the service has no access rule (``spindle.controlplane.auth._rpc_policy``).
@@ -111,11 +114,15 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
                     subject = peer_subject(context) if authorizer.wants_certificate else None
                     principal = await authorizer.authenticate(context.invocation_metadata(), subject)
                     await authorizer.authorize(_name, request, principal)
-                token = set_current_principal(principal)
-                try:
-                    resp = await _m(request, deadline)
-                finally:
-                    reset_current_principal(token)
+                client = None if long_polls is None else long_poll_client(
+                    _name, request, principal.id if principal is not None else None, context.peer())
+                with long_polls.hold(client, _name) if client is not None and long_polls is not None \
+                        else contextlib.nullcontext():
+                    token = set_current_principal(principal)
+                    try:
+                        resp = await _m(request, deadline)
+                    finally:
+                        reset_current_principal(token)
                 if _audited:
                     audit(principal, _name, _target(request), "ok", request_details(request))
                 return resp if principal is not None else _anonymous_view(_name, resp)

@@ -95,6 +95,31 @@ class ServerConfig:
     #: Empty: namespaces cannot set an archival URI (the server-wide ``archive_uri`` still
     #: applies). ``spindle server start-dev`` allows the database's folder by default.
     archival_allowed_roots: tuple[str, ...] = ()
+    #: Connections and long polls (docs/LIMITS.md; ``controlplane/_connections.py``). Most client
+    #: connections a server process accepts at once; lowered at start to what the open-files
+    #: limit leaves (the soft limit is first raised to the hard one; both are logged). A
+    #: connection over it is closed as soon as it is accepted (the client sees UNAVAILABLE and
+    #: reconnects with backoff).
+    max_connections: int = 10_000
+    #: Seconds after which a connection with no call in flight is closed (gRPC GOAWAY; clients
+    #: reconnect on their next call). 0 = never.
+    max_connection_idle: float = 300.0
+    #: Seconds after which any connection is asked to close (its calls in flight, long polls
+    #: included, may finish); spreads clients over the members behind a load balancer. 0 = never.
+    max_connection_age: float = 0.0
+    #: Seconds a new connection has to complete its handshake (TLS and HTTP/2) before it is closed.
+    connection_handshake_timeout: float = 20.0
+    #: Seconds between the server's keepalive pings on a connection, and how long it waits for the
+    #: answer before closing it: a peer that vanished without closing its connection is found,
+    #: and its long polls are cancelled.
+    keepalive_time: float = 60.0
+    keepalive_timeout: float = 10.0
+    #: Most long polls (PollWorkflowTaskQueue, PollActivityTaskQueue, GetWorkflowExecutionHistory
+    #: waiting for a new event) a server process holds at once, and per client (its principal
+    #: when it authenticated, else its address; a worker's polls also by its ``identity``). A
+    #: poll over either gets RESOURCE_EXHAUSTED naming the limit, with a retry delay. 0 = no limit.
+    max_long_polls: int = 20_000
+    max_long_polls_per_client: int = 2_000
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).
@@ -114,6 +139,8 @@ class ServerConfig:
         for name in ("namespace_rps_limit", "namespace_rps_limit_max", "task_queue_min_rate", "task_queue_max_rate"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{name} must be a finite number, got {getattr(self, name)}")
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
         if not 0 < self.task_queue_min_rate <= self.task_queue_max_rate:
             raise ValueError(f"task_queue_min_rate ({self.task_queue_min_rate}) must be positive and at most "
                              f"task_queue_max_rate ({self.task_queue_max_rate})")

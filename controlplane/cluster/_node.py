@@ -18,7 +18,9 @@ from typing import Any
 import grpc
 
 from spindle.controlplane._gc import settle_after_start
+from spindle.controlplane._connections import server_options
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
+from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._tls import add_port
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
@@ -124,7 +126,7 @@ class ClusterNode:
             self.auth_notes.append(await bootstrap_admin_key(self.api_keys, self.config.auth.bootstrap_admin_key_file))
         await self.engine.start(() if self.clustered else None)
         internal = InternalService(self.inner, self.engine, self.member_id, self.stats)
-        self.server = grpc.aio.server(options=GRPC_OPTIONS)
+        self.server = grpc.aio.server(options=server_options(self.server_config, GRPC_OPTIONS))
         host, port = _split(self.config.listen)
         self.port = _bind(self.server, f"{host}:{port}", self.config, "tls")
         adv = self.config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{self.port}"
@@ -149,7 +151,9 @@ class ClusterNode:
                 log.warning("%s", warning)
                 self.auth_notes.append(warning)
         # The public listener serves the WorkflowService only: the internal RPC is on its own listener.
-        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend, self.authorizer), self.server)
+        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend, self.authorizer,
+                                                                            LongPollLimiter.from_config(self.server_config)),
+                                                              self.server)
         if self.internal_server is not None:
             await self.internal_server.start()
         await self.server.start()

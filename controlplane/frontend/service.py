@@ -289,7 +289,8 @@ class FrontendService:
             remaining = end - loop.time()
             if remaining <= 0:
                 return svc.PollWorkflowTaskQueueResponse()
-            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_WORKFLOW, remaining, sticky=req.sticky)
+            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_WORKFLOW, remaining, sticky=req.sticky,
+                                                  identity=req.identity)
             if ref is None:
                 return svc.PollWorkflowTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_WORKFLOW, req.identity, sticky=req.sticky)

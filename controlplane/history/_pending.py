@@ -31,6 +31,9 @@ class WorkflowTaskInfo:
     identity: str = ""
     sticky: bool = False
     dispatched: bool = False
+    #: The identity of the poller whose start of the previous attempt timed out: this attempt goes
+    #: to another poller when one is there (``matching`` module docstring).
+    avoid_identity: str = ""
     delivered_updates: list[str] = field(default_factory=list)
     timeout_timer: Any = None  # its durable timeout timer Task (id known once committed)
     started_event: pb.HistoryEvent | None = None

@@ -17,6 +17,13 @@ others: a rate is clamped to the server's floor and ceiling (``task_queue_min_ra
 again) when no poll has asked for it for ``rate_ttl`` seconds; and a poller waits for its
 turn at most as long as its poll lasts (it then returns empty, like any long poll), with a
 token it took given back when no task came, so an idle wait does not use up the rate.
+
+A poller that takes workflow tasks and never answers (a hung or broken worker that keeps
+polling) would otherwise get the retry of a task it let time out as likely as anyone, and
+delay that workflow by one more task timeout each time. So a retried task carries the
+identity of the poller that let it time out (``TaskRef.avoid``) and goes to any other poller
+first; after ``avoid_for`` seconds (the sticky schedule-to-start timeout) it goes to whoever
+polls, that poller included (it may be the only worker there is).
 """
 
 from __future__ import annotations
@@ -46,6 +53,9 @@ class TaskRef:
     attempt: int = 0
     source: tuple[Any, ...] | None = None  # ("t", shard_id, task_id) | ("b", ns_id, queue, kind, shard_id, task_id)
     query: Any = None  # a pending query (engine object) for KIND_QUERY
+    #: A poller identity this task goes to only when nobody else takes it within ``avoid_for`` seconds.
+    avoid: str = ""
+    avoid_for: float = 0.0
 
 
 class TaskQueue:
@@ -57,7 +67,9 @@ class TaskQueue:
         self.kind = kind
         self.sticky = sticky
         self.tasks: collections.deque[TaskRef] = collections.deque()
-        self.waiters: collections.deque[asyncio.Future[TaskRef]] = collections.deque()
+        #: Waiting polls and their poller identities, first come first served.
+        self.waiters: collections.deque[tuple[asyncio.Future[TaskRef], str]] = collections.deque()
+        self._avoiding = 0  # tasks in ``tasks`` with ``avoid`` set
         self._rate = 0.0
         self._rate_until = 0.0  # monotonic time at which the rate lapses
         self._tokens = 0.0
@@ -85,25 +97,79 @@ class TaskQueue:
         """Hand ``ref`` to a waiting poller; False if none waits (the caller keeps it)."""
         if self.rate > 0:
             return False
+        return self._hand(ref)
+
+    def _hand(self, ref: TaskRef) -> bool:
+        """Give ``ref`` to the first waiting poller it may go to; False if there is none."""
+        skipped: list[tuple[asyncio.Future[TaskRef], str]] = []
+        handed = False
         while self.waiters:
             w = self.waiters.popleft()
-            if not w.done():
-                w.set_result(ref)
-                return True
-        return False
+            if w[0].done():
+                continue
+            if ref.avoid and w[1] == ref.avoid:
+                skipped.append(w)
+                continue
+            w[0].set_result(ref)
+            handed = True
+            break
+        if skipped:
+            self.waiters.extendleft(reversed(skipped))
+        return handed
 
     def push(self, ref: TaskRef, *, front: bool = False) -> None:
+        if ref.avoid:
+            self._avoiding += 1
+            if ref.avoid_for > 0:
+                asyncio.get_running_loop().call_later(ref.avoid_for, self._stop_avoiding, ref)
         if front:
             self.tasks.appendleft(ref)
         else:
             self.tasks.append(ref)
-        while self.waiters and self.tasks:
-            w = self.waiters.popleft()
-            if not w.done():
-                w.set_result(self.tasks.popleft())
+        if not self._avoiding:
+            while self.waiters and self.tasks:
+                w = self.waiters.popleft()
+                if not w[0].done():
+                    w[0].set_result(self.tasks.popleft())
+            return
+        for t in list(self.tasks):  # some tasks avoid a poller: match each task with a poller it may go to
+            if not self.waiters:
+                break
+            if self._hand(t):
+                self._remove(t)
 
-    async def take(self, timeout: float) -> TaskRef | None:
-        """The next task, waiting up to ``timeout`` seconds; None when none came (or, under a rate, no turn did)."""
+    def _remove(self, ref: TaskRef) -> None:
+        self.tasks.remove(ref)
+        if ref.avoid:
+            self._avoiding -= 1
+
+    def _stop_avoiding(self, ref: TaskRef) -> None:
+        """``ref`` waited long enough for another poller: from now on it goes to whoever polls."""
+        if not ref.avoid:
+            return
+        try:
+            self._remove(ref)
+        except ValueError:  # taken meanwhile
+            ref.avoid = ""
+            return
+        ref.avoid = ""
+        self.push(ref, front=True)
+
+    def _pop_for(self, identity: str) -> TaskRef | None:
+        """The first queued task a poller with ``identity`` may take (removed), or None."""
+        if not self._avoiding:
+            return self.tasks.popleft()
+        for t in self.tasks:
+            if not t.avoid or t.avoid != identity:
+                self._remove(t)
+                return t
+        return None
+
+    async def take(self, timeout: float, identity: str = "") -> TaskRef | None:
+        """The next task, waiting up to ``timeout`` seconds; None when none came (or, under a rate, no turn did).
+
+        ``identity`` is the poller's: a task that avoids it goes to others first.
+        """
         self.last_poll = time.monotonic()
         end = self.last_poll + timeout
         token = False
@@ -113,9 +179,11 @@ class TaskQueue:
                 return None  # no turn within this poll
             timeout = max(0.0, end - time.monotonic())
         if self.tasks:
-            return self.tasks.popleft()
+            ref = self._pop_for(identity)
+            if ref is not None:
+                return ref
         fut: asyncio.Future[TaskRef] = asyncio.get_running_loop().create_future()
-        self.waiters.append(fut)
+        self.waiters.append((fut, identity))
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except asyncio.TimeoutError:
@@ -203,21 +271,21 @@ class Matching:
         q.push(ref)
 
     async def poll(self, namespace_id: str, queue_name: str, kind: int, timeout: float, *, sticky: bool = False,
-                   rate: float = 0.0) -> TaskRef | None:
+                   rate: float = 0.0, identity: str = "") -> TaskRef | None:
         """The next task of the queue within ``timeout`` seconds, or None. ``rate`` > 0 sets the queue's dispatch
         rate, clamped to ``min_rate``..``max_rate`` (whoever forwarded the poll: the frontend refused
         negative and non-finite rates; anything else that is not a positive number asks for none)."""
         q = self.queue(namespace_id, queue_name, kind, sticky=sticky)
         if rate > 0 and math.isfinite(rate):
             q.set_rate(min(max(rate, self.min_rate), self.max_rate), self.rate_ttl)
-        return await q.take(timeout)
+        return await q.take(timeout, identity)
 
     def remove(self, ref: TaskRef, queue_name: str, kind: int) -> bool:
         q = self._queues.get((ref.namespace_id, queue_name, kind))
         if q is None:
             return False
         try:
-            q.tasks.remove(ref)
+            q._remove(ref)
             return True
         except ValueError:
             return False

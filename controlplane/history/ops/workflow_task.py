@@ -64,6 +64,9 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
         return
     if wt is not None and current:
         wt.dispatched = True
+        if wt.avoid_identity:
+            ref.avoid = wt.avoid_identity
+            ref.avoid_for = ctx.config.sticky_schedule_to_start_timeout
     ctx.matching.add(ref, st.task_queue if st is not None else task_queue)
 
 
@@ -197,6 +200,10 @@ def fail(ctx: HistoryContext, txn: Txn, wt: WorkflowTaskInfo, cause: int, failur
     attempt = wt.attempt + 1
     backoff_ms = 0 if attempt <= 2 else int(min(2 ** (attempt - 3), 60) * 1000)
     schedule_workflow_task(ctx, txn, attempt=attempt, backoff_ms=backoff_ms, inline=inline and backoff_ms == 0)
+    nxt = st.workflow_task
+    if timed_out and nxt is not None and nxt is not wt:
+        # its poller took the task and never answered: offer the retry to another poller first
+        nxt.avoid_identity = wt.identity
 
 
 def _requeue_updates(st: MutableState, wt: WorkflowTaskInfo) -> None:
