@@ -355,9 +355,9 @@ def test_kill_9_one_member_mid_run(cluster3: Cluster) -> None:
             moved = await asyncio.get_running_loop().run_in_executor(
                 None, wait_owned, cluster3.db, {"m0", "m1"}, TTL + 10)
             takeover = time.monotonic() - t_kill
-            # Expected ~TTL + RENEW (3.5-4.5 s on a quiet machine). The margin allows for a loaded CI machine
-            # (mTLS and API keys add CPU to every member); it still catches a takeover that waits on
-            # something else than the lease (a 10 s task timeout, a view refresh storm: 7.7-9.1 s before).
+            # Expected ~TTL + RENEW (3.3-4.5 s on a quiet machine). The margin allows for a loaded CI machine
+            # (mTLS and API keys add CPU to every member: 7.0 s seen while other jobs ran); it still catches a
+            # takeover that waits on anything longer than the lease, such as a 10 s task timeout.
             assert moved <= TTL + 3 * RENEW + 4.5, f"shards of the killed member took {moved:.1f}s to move"
             got = await results_or_report(client, [f"load-{i}" for i in range(WORKFLOWS)], timeout=150,
                                           db=cluster3.db, members=cluster3.members)
