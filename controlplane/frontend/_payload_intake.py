@@ -221,17 +221,19 @@ class PayloadIntake:
         self.offloader = offloader
         self.store = store
 
-    async def prepare(self, request: M, field: str, namespace_id: str, *, offload: bool = True) -> PreparedIntake:
+    async def prepare(self, request: M, field: str, namespace_id: str, *, offload: bool = True,
+                      refs_checked: bool = False) -> PreparedIntake:
         """Checks 1 and 2 of the module docstring, then large payloads replaced by references (not written).
 
         ``offload=False`` (payloads the server never stores: query arguments and answers)
-        leaves payloads inline.
+        leaves payloads inline; ``refs_checked``: the caller already ran ``refuse_blob_refs``.
 
         Raises:
             InvalidArgument: a blob reference in the request.
             ResourceExhausted: more large payloads than ``max_offloaded_payload_bytes``.
         """
-        refuse_blob_refs(request)
+        if not refs_checked:
+            refuse_blob_refs(request)
         request = cap_failure_depth(request)
         if not offload:
             return PreparedIntake(request, namespace_id)

@@ -26,7 +26,7 @@ from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
-from ._payload_intake import PayloadIntake
+from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
 from ._validate import check_payloads, check_start_request, require_id, task_rate
 
@@ -360,8 +360,9 @@ class FrontendService:
 
     async def RespondWorkflowTaskCompleted(self, req: svc.RespondWorkflowTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondWorkflowTaskCompletedResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        prepared = await self.payloads.prepare(req, "commands", ns_id)
+        prepared = await self.payloads.prepare(req, "commands", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "commands", *[c for c in req.commands])
         async with self.payloads.offloaded(prepared):
@@ -370,8 +371,9 @@ class FrontendService:
 
     async def RespondWorkflowTaskFailed(self, req: svc.RespondWorkflowTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondWorkflowTaskFailedResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        prepared = await self.payloads.prepare(req, "failure", ns_id)
+        prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "failure", req.failure)
         async with self.payloads.offloaded(prepared):
@@ -381,16 +383,18 @@ class FrontendService:
     async def RespondQueryTaskCompleted(self, req: svc.RespondQueryTaskCompletedRequest, deadline: float | None
                                         ) -> svc.RespondQueryTaskCompletedResponse:
         # a query's answer is never stored: it goes inline to the waiting QueryWorkflow
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False)).request  # type: ignore[assignment]
+        req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
         _check_size(self._transient_limit(), "query_result", req.query_result)
         self.engine.respond_query(req)
         return svc.RespondQueryTaskCompletedResponse()
 
     async def RespondActivityTaskCompleted(self, req: svc.RespondActivityTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondActivityTaskCompletedResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        prepared = await self.payloads.prepare(req, "result", ns_id)
+        prepared = await self.payloads.prepare(req, "result", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "result", req.result)
         async with self.payloads.offloaded(prepared):
@@ -399,8 +403,9 @@ class FrontendService:
 
     async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondActivityTaskFailedResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        prepared = await self.payloads.prepare(req, "failure", ns_id)
+        prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
         async with self.payloads.offloaded(prepared):
@@ -409,8 +414,9 @@ class FrontendService:
 
     async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
                                           ) -> svc.RespondActivityTaskCanceledResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        prepared = await self.payloads.prepare(req, "details", ns_id)
+        prepared = await self.payloads.prepare(req, "details", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
         async with self.payloads.offloaded(prepared):
@@ -422,8 +428,9 @@ class FrontendService:
         # Heartbeat details stay inline (max_payload_bytes): they live in memory until the attempt
         # ends, so an offloaded blob could not be told apart from an orphan; each heartbeat would
         # otherwise leave one behind.
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
         ns_id = self._token_namespace(req.task_token)
-        req = (await self.payloads.prepare(req, "details", ns_id, offload=False)).request  # type: ignore[assignment]
+        req = (await self.payloads.prepare(req, "details", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
 

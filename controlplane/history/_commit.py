@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from spindle.controlplane.archival import blob_keys_in
+from spindle.controlplane.archival import BLOB_REF_ENCODING, blob_keys_in
 from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import (
     CurrentRow,
@@ -230,7 +230,9 @@ def _record_blob_refs(m: Mutation, st: MutableState) -> None:
     ns = st.namespace_id
     keys: set[str] = set()
     for _, data in m.events:
-        keys.update(blob_keys_in(data, ns))
+        if BLOB_REF_ENCODING in data:
+            st.may_hold_blob_refs = True
+            keys.update(blob_keys_in(data, ns))
     for data in m.add_buffered:
         keys.update(blob_keys_in(data, ns))
     if m.execution is not None and m.execution.activity_state:

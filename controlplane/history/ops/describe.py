@@ -12,6 +12,7 @@ import asyncio
 from spindle.controlplane._paging import token_position
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.archival import fitting_prefix
 from spindle.controlplane.namespaces import Namespace
 
 from .._context import HistoryContext
@@ -62,7 +63,9 @@ async def get_history(ctx: HistoryContext, ns: Namespace, req: svc.GetWorkflowEx
                     return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=[st.close_event]))
             else:
                 events = st.events[first - 1:first - 1 + page]
-                if events:
+                if events:  # cut by bytes too, so that every page fits in a message
+                    events = events[:fitting_prefix(events, ctx.config.history_page_max_bytes,
+                                                    may_hold_refs=st.may_hold_blob_refs)]
                     nxt = first + len(events)
                     token = str(nxt).encode() if (nxt < st.next_event_id or st.running) else b""
                     return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=events),
