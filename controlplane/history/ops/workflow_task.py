@@ -108,9 +108,11 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     events.append(started)
     # The task carries the newest events that fit in a page (always its WorkflowTaskStarted); a
     # worker fetches the older ones with GetWorkflowExecutionHistory, page by page.
-    keep = fitting_suffix(events, ctx.config.history_page_max_bytes, may_hold_refs=st.may_hold_blob_refs)
-    if keep < len(events):
-        events = events[len(events) - keep:]
+    budget = ctx.config.history_page_max_bytes
+    if st.may_hold_blob_refs or st.history_bytes + 8 * len(st.events) + 4096 > budget:  # else all of it fits
+        keep = fitting_suffix(events, budget, may_hold_refs=st.may_hold_blob_refs)
+        if keep < len(events):
+            events = events[len(events) - keep:]
     tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce)
     ctx.outstanding.add(run_key(st), workflow_task_key(wt.nonce), OUT_WORKFLOW)
     return svc.PollWorkflowTaskQueueResponse(
