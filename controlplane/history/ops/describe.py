@@ -67,6 +67,7 @@ async def get_history(ctx: HistoryContext, ns: Namespace, req: svc.GetWorkflowEx
                 if events and (st.may_hold_blob_refs or st.history_bytes + 8 * len(st.events) > budget):
                     # cut by bytes too, so that every page fits in a message
                     events = events[:fitting_prefix(events, budget, may_hold_refs=st.may_hold_blob_refs)]
+                if events:
                     nxt = first + len(events)
                     token = str(nxt).encode() if (nxt < st.next_event_id or st.running) else b""
                     return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=events),
