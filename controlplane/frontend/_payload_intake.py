@@ -28,8 +28,6 @@ Order, for every request that carries payloads (issue 16):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -239,26 +237,14 @@ class PayloadIntake:
             return PreparedIntake(request, namespace_id)
         return await self.offloader.prepare(request, field, namespace_id)
 
-    @asynccontextmanager
-    async def offloaded(self, prepared: PreparedIntake) -> AsyncIterator[None]:
-        """Write the prepared blobs; on leaving, delete those no run refers to (see the module docstring).
+    def offloaded(self, prepared: PreparedIntake) -> "_Offloaded":
+        """An async context: writes the prepared blobs on entry; on leaving, deletes those no run refers to
+        (see the module docstring). Without blobs it does nothing.
 
-        Raises:
+        Raises (on entry):
             Unavailable: the blob store could not be written (nothing was changed).
         """
-        if not prepared.blobs:
-            yield
-            return
-        await self.offloader.write(prepared)
-        try:
-            yield
-        except _REFUSALS:
-            await self._collect(prepared)
-            raise
-        except BaseException:
-            raise  # an outcome the server cannot be sure of: keep the blobs
-        else:
-            await self._collect(prepared)
+        return _Offloaded(self, prepared)
 
     async def _collect(self, prepared: PreparedIntake) -> None:
         blobs = self.offloader.blobs
@@ -269,3 +255,22 @@ class PayloadIntake:
                                                            self.store.blob_is_referenced))
         except Exception:  # noqa: BLE001 - cleanup is best effort; the request's outcome stands
             pass
+
+
+class _Offloaded:
+    """``PayloadIntake.offloaded``: a plain class, not a generator context (it runs on every worker answer)."""
+
+    __slots__ = ("_intake", "_prepared")
+
+    def __init__(self, intake: PayloadIntake, prepared: PreparedIntake) -> None:
+        self._intake = intake
+        self._prepared = prepared
+
+    async def __aenter__(self) -> None:
+        if self._prepared.blobs:
+            await self._intake.offloader.write(self._prepared)
+
+    async def __aexit__(self, et: object, e: object, tb: object) -> bool:
+        if self._prepared.blobs and (et is None or isinstance(e, _REFUSALS)):
+            await self._intake._collect(self._prepared)  # an uncertain outcome keeps the blobs
+        return False

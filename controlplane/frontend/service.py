@@ -77,6 +77,18 @@ class FrontendService:
         """
         return await self.engine.archival.payloads.expand(resp, namespace_id)
 
+    def _offload_namespace(self, req: Message) -> str:
+        """For a worker's answer: the namespace id its task token names, needed only when the answer has payloads
+        to offload (scoping their blobs); ``""`` otherwise (saves verifying the token twice: the engine does).
+
+        Raises:
+            InvalidArgument: a token this server did not sign (when it is needed).
+        """
+        offloader = self.payloads.offloader
+        if not offloader.enabled or req.ByteSize() <= offloader.threshold:
+            return ""
+        return self._token_namespace(req.task_token)  # type: ignore[attr-defined]
+
     def _token_namespace(self, token: bytes) -> str:
         """The namespace id a task token names (InvalidArgument for a token this server did not sign)."""
         try:
@@ -361,18 +373,18 @@ class FrontendService:
     async def RespondWorkflowTaskCompleted(self, req: svc.RespondWorkflowTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondWorkflowTaskCompletedResponse:
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "commands", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "commands", *[c for c in req.commands])
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_workflow_task_completed(req)
-        return await self._out(resp, ns_id)
+        return await self._out(resp, ns_id or None)
 
     async def RespondWorkflowTaskFailed(self, req: svc.RespondWorkflowTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondWorkflowTaskFailedResponse:
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "failure", req.failure)
@@ -384,7 +396,7 @@ class FrontendService:
                                         ) -> svc.RespondQueryTaskCompletedResponse:
         # a query's answer is never stored: it goes inline to the waiting QueryWorkflow
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
         _check_size(self._transient_limit(), "query_result", req.query_result)
         self.engine.respond_query(req)
@@ -393,35 +405,35 @@ class FrontendService:
     async def RespondActivityTaskCompleted(self, req: svc.RespondActivityTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondActivityTaskCompletedResponse:
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "result", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "result", req.result)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_completed(req)
-        return await self._out(resp, ns_id)
+        return await self._out(resp, ns_id or None)
 
     async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondActivityTaskFailedResponse:
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_failed(req)
-        return await self._out(resp, ns_id)
+        return await self._out(resp, ns_id or None)
 
     async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
                                           ) -> svc.RespondActivityTaskCanceledResponse:
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "details", ns_id, refs_checked=True)
         req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_canceled(req)
-        return await self._out(resp, ns_id)
+        return await self._out(resp, ns_id or None)
 
     async def RecordActivityTaskHeartbeat(self, req: svc.RecordActivityTaskHeartbeatRequest, deadline: float | None
                                           ) -> svc.RecordActivityTaskHeartbeatResponse:
@@ -429,7 +441,7 @@ class FrontendService:
         # ends, so an offloaded blob could not be told apart from an orphan; each heartbeat would
         # otherwise leave one behind.
         refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
-        ns_id = self._token_namespace(req.task_token)
+        ns_id = self._offload_namespace(req)
         req = (await self.payloads.prepare(req, "details", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
