@@ -53,6 +53,15 @@ class ServerConfig:
     history_warn_events: int = 10_000
     #: History length at which the execution is failed unless it continues as new.
     history_max_events: int = 50_000
+    #: History size (serialized events, a large payload's blob reference counting as its
+    #: ~150-byte reference) at which the execution is failed unless it continues as new:
+    #: checked, like ``history_max_events``, on every write that adds events, buffered
+    #: ones included. Temporal's default is the same 50 MiB.
+    history_max_bytes: int = 50 * 1024 * 1024
+    #: Largest history page the server sends (GetWorkflowExecutionHistory, the history in a
+    #: workflow task), counting large payloads at their expanded size; a page always holds
+    #: at least one event. Well below the 64 MiB gRPC message limit of the server.
+    history_page_max_bytes: int = 4 * 1024 * 1024
     #: Default retention of closed executions for new namespaces, days.
     default_retention_days: float = 3.0
     #: Timers due within this many seconds are held in memory; later ones stay in

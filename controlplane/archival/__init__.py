@@ -10,7 +10,9 @@ How retention, archival and large payloads behave end to end: docs/ARCHIVAL.md.
 """
 
 from ._archive import HistoryArchiver, escape_key_part
-from ._blobs import BLOB_REF_ENCODING, BlobError, BlobStore, PayloadOffloader, is_blob_ref
+from ._blobs import (BLOB_REF_ENCODING, BlobError, BlobStore, PayloadOffloader, PreparedIntake, blob_keys_in, is_blob_ref,
+                     ref_expanded_size)
+from ._pages import event_page_size, fitting_prefix, fitting_suffix
 from ._objects import GcsObjectStore, LocalObjectStore, ObjectStore, ObjectStoreError, open_object_store
 from ._reads import describe_from_history, history_page
 from ._service import Archival
@@ -26,8 +28,14 @@ __all__ = [
     "ObjectStore",
     "ObjectStoreError",
     "PayloadOffloader",
+    "PreparedIntake",
+    "blob_keys_in",
+    "ref_expanded_size",
     "describe_from_history",
     "escape_key_part",
+    "event_page_size",
+    "fitting_prefix",
+    "fitting_suffix",
     "history_page",
     "is_blob_ref",
     "open_object_store",

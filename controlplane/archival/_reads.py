@@ -6,6 +6,8 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane._paging import token_position
 
+from ._pages import fitting_prefix
+
 __all__ = ["history_page", "describe_from_history", "CLOSE_STATUS"]
 
 #: Closing event type -> the run's final status.
@@ -19,7 +21,8 @@ CLOSE_STATUS: dict[int, int] = {
 }
 
 
-def history_page(history: pb.History, req: svc.GetWorkflowExecutionHistoryRequest) -> svc.GetWorkflowExecutionHistoryResponse:
+def history_page(history: pb.History, req: svc.GetWorkflowExecutionHistoryRequest, *,
+                 max_bytes: int = 4 * 1024 * 1024) -> svc.GetWorkflowExecutionHistoryResponse:
     """One page of an archived (closed, immutable) history, with the live API's page tokens.
 
     Raises:
@@ -32,6 +35,7 @@ def history_page(history: pb.History, req: svc.GetWorkflowExecutionHistoryReques
     first = token_position(req.next_page_token, default=1, minimum=1)
     size = req.maximum_page_size or 1000
     page = events[first - 1:first - 1 + size]
+    page = page[:fitting_prefix(page, max_bytes)]
     nxt = first + len(page)
     token = str(nxt).encode() if page and nxt <= len(events) else b""
     return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=page), next_page_token=token, archived=True)

@@ -72,7 +72,7 @@ class Archival:
                            ) -> svc.GetWorkflowExecutionHistoryResponse:
         """GetWorkflowExecutionHistory for a run retention removed from the store (``archived`` is set)."""
         _, hist = await self._find(ns, req.execution)
-        return history_page(hist, req)
+        return history_page(hist, req, max_bytes=self.config.history_page_max_bytes)
 
     async def describe(self, ns: Namespace, execution: pb.WorkflowExecution) -> svc.DescribeWorkflowExecutionResponse:
         """DescribeWorkflowExecution for a run retention removed from the store."""

@@ -8,6 +8,7 @@ gRPC adapter and the embedded stub turn those into gRPC statuses.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TypeVar
 
 from google.protobuf.message import Message
@@ -19,17 +20,21 @@ from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys, current_principal
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
 from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.history._tokens import BadTokenError
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
+from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
 from ._validate import check_payloads, check_start_request, require_id, task_rate
 
 VERSION = "0.1.0"
 
 M = TypeVar("M", bound=Message)
+
+log = logging.getLogger("spindle.frontend")
 
 
 class FrontendService:
@@ -44,6 +49,8 @@ class FrontendService:
         self._key_admin = ApiKeyAdmin(self.api_keys, namespaces)
         #: Per-namespace request rate limits (``rps_limit``) of this process.
         self.rate_limiter = NamespaceRateLimiter()
+        #: Client-made blob references refused, failure chains capped, large payloads offloaded and collected.
+        self.payloads = PayloadIntake(engine.archival.payloads, store)
 
     def _charge(self, namespace: str) -> Namespace:
         """The namespace a client call addresses, counted against its ``rps_limit``.
@@ -63,13 +70,35 @@ class FrontendService:
         self.rate_limiter.check(ns)
         return ns
 
-    async def _intake(self, req: M, field: str) -> M:
-        """``req`` with payloads above the large-payload threshold moved to the blob store (a copy)."""
-        return await self.engine.archival.payloads.intake(req, field)
+    async def _out(self, resp: M, namespace_id: str | None = None) -> M:
+        """Expand blob references in a response, so clients and workers see the original payloads.
 
-    async def _out(self, resp: M) -> M:
-        """Expand blob references in a response, so clients and workers see the original payloads."""
-        return await self.engine.archival.payloads.expand(resp)
+        With ``namespace_id``, a reference to another namespace's blob is refused (never expanded).
+        """
+        return await self.engine.archival.payloads.expand(resp, namespace_id)
+
+    def _offload_namespace(self, req: Message) -> str:
+        """For a worker's answer: the namespace id its task token names, needed only when the answer has payloads
+        to offload (scoping their blobs); ``""`` otherwise (saves verifying the token twice: the engine does).
+
+        Raises:
+            InvalidArgument: a token this server did not sign (when it is needed).
+        """
+        offloader = self.payloads.offloader
+        if not offloader.enabled or req.ByteSize() <= offloader.threshold:
+            return ""
+        return self._token_namespace(req.task_token)  # type: ignore[attr-defined]
+
+    def _token_namespace(self, token: bytes) -> str:
+        """The namespace id a task token names (InvalidArgument for a token this server did not sign)."""
+        try:
+            return self.engine.tokens.verify(token).namespace_id
+        except BadTokenError as e:
+            raise InvalidArgument(str(e)) from e
+
+    def _transient_limit(self) -> int:
+        """Largest payloads of a request the server passes on without storing (query arguments and answers)."""
+        return self.config.max_offloaded_payload_bytes if self.payloads.offloader.enabled else self.config.max_payload_bytes
 
     def _poll_timeout(self, deadline: float | None) -> float:
         t = self.config.long_poll_timeout
@@ -128,7 +157,22 @@ class FrontendService:
             running = await self.store.count_running(ns.id)
         await self.namespaces.delete(req.name)
         self.rate_limiter.forget(ns.id)
+        await self._delete_namespace_blobs(ns)
         return svc.DeleteNamespaceResponse(terminated_executions=terminated)
+
+    async def _delete_namespace_blobs(self, ns: Namespace) -> None:
+        """A deleted namespace's large-payload blobs go with it (its runs can no longer be read)."""
+        blobs = self.payloads.offloader.blobs
+        if blobs is None:
+            return
+        try:
+            n = await blobs.delete_namespace(ns.id)
+        except Exception as e:  # noqa: BLE001 - the namespace is deleted either way; an operator can remove the prefix
+            log.warning("namespace %s deleted, but its blobs (%s) could not be removed: %s", ns.name,
+                        blobs.namespace_prefix(ns.id), e)
+        else:
+            if n:
+                log.info("namespace %s deleted with its %d large-payload blob(s)", ns.name, n)
 
     async def AddSearchAttributes(self, req: svc.AddSearchAttributesRequest, deadline: float | None) -> svc.AddSearchAttributesResponse:
         await self.namespaces.add_search_attributes(req.namespace, dict(req.search_attributes))
@@ -142,22 +186,25 @@ class FrontendService:
 
     async def StartWorkflowExecution(self, req: svc.StartWorkflowExecutionRequest, deadline: float | None
                                      ) -> svc.StartWorkflowExecutionResponse:
-        self._charge(req.namespace)
-        req = await self._intake(req, "input")
-        ns = self._check_start(req)
-        async with self.engine.admit_start(ns.id):
+        ns = self._charge(req.namespace)
+        prepared = await self.payloads.prepare(req, "input", ns.id)  # nothing is written before every check passed
+        req = prepared.request  # type: ignore[assignment]
+        self._check_start(req)
+        async with self.engine.admit_start(ns.id), self.payloads.offloaded(prepared):
             run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
         return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def SignalWithStartWorkflowExecution(self, req: svc.SignalWithStartWorkflowExecutionRequest, deadline: float | None
                                                ) -> svc.SignalWithStartWorkflowExecutionResponse:
-        self._charge(req.start.namespace)
-        req = await self._intake(req, "start.input")
-        ns = self._check_start(req.start)
+        ns = self._charge(req.start.namespace)
         require_id(req.signal_name, "signal_name", self.config)
+        prepared = await self.payloads.prepare(req, "start.input", ns.id)
+        req = prepared.request  # type: ignore[assignment]
+        self._check_start(req.start)
         check_payloads(self.config, "signal_input", req.signal_input)
-        run_id, started = await self.engine.start_workflow(
-            ns, req.start, signal=(req.signal_name, req.signal_input, req.signal_header))  # type: ignore[arg-type]
+        async with self.payloads.offloaded(prepared):
+            run_id, started = await self.engine.start_workflow(
+                ns, req.start, signal=(req.signal_name, req.signal_input, req.signal_header))  # type: ignore[arg-type]
         return svc.SignalWithStartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def SignalWorkflowExecution(self, req: svc.SignalWorkflowExecutionRequest, deadline: float | None
@@ -165,28 +212,34 @@ class FrontendService:
         ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.signal_name, "signal_name", self.config)
-        req = await self._intake(req, "input")
+        prepared = await self.payloads.prepare(req, "input", ns.id)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "input", req.input, req.header)
-        await self.engine.signal(ns, req.workflow_execution, req.signal_name, req.input, req.header, req.identity,
-                                 req.request_id)
+        async with self.payloads.offloaded(prepared):
+            await self.engine.signal(ns, req.workflow_execution, req.signal_name, req.input, req.header, req.identity,
+                                     req.request_id)
         return svc.SignalWorkflowExecutionResponse()
 
     async def QueryWorkflow(self, req: svc.QueryWorkflowRequest, deadline: float | None) -> svc.QueryWorkflowResponse:
         ns = self._charge(req.namespace)
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         require_id(req.query.query_type, "query.query_type", self.config)
-        req = await self._intake(req, "query.query_args")
-        check_payloads(self.config, "query.query_args", req.query.query_args)
-        return await self._out(await self.engine.query(ns, req))
+        # query arguments are never stored: they travel inline (up to the large-payload limit)
+        req = (await self.payloads.prepare(req, "query.query_args", ns.id, offload=False)).request  # type: ignore[assignment]
+        _check_size(self._transient_limit(), "query.query_args", req.query.query_args)
+        return await self._out(await self.engine.query(ns, req), ns.id)
 
     async def UpdateWorkflowExecution(self, req: svc.UpdateWorkflowExecutionRequest, deadline: float | None
                                       ) -> svc.UpdateWorkflowExecutionResponse:
         ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.request.name, "request.name", self.config)
-        req = await self._intake(req, "request.input")
+        prepared = await self.payloads.prepare(req, "request.input", ns.id)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "request.input", req.request.input)
-        return await self._out(await self.engine.update(ns, req))
+        async with self.payloads.offloaded(prepared):
+            resp = await self.engine.update(ns, req)
+        return await self._out(resp, ns.id)
 
     async def RequestCancelWorkflowExecution(self, req: svc.RequestCancelWorkflowExecutionRequest, deadline: float | None
                                              ) -> svc.RequestCancelWorkflowExecutionResponse:
@@ -199,9 +252,11 @@ class FrontendService:
                                          ) -> svc.TerminateWorkflowExecutionResponse:
         ns = self._charge(req.namespace)
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
-        req = await self._intake(req, "details")
+        prepared = await self.payloads.prepare(req, "details", ns.id)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
-        await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)
+        async with self.payloads.offloaded(prepared):
+            await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)
         return svc.TerminateWorkflowExecutionResponse()
 
     async def DescribeWorkflowExecution(self, req: svc.DescribeWorkflowExecutionRequest, deadline: float | None
@@ -212,7 +267,7 @@ class FrontendService:
             resp = await self.engine.describe(ns, req.execution)
         except NotFound:
             resp = await self.engine.archival.describe(ns, req.execution)  # retention deleted it: read the archive
-        return await self._out(resp)
+        return await self._out(resp, ns.id)
 
     async def GetWorkflowExecutionHistory(self, req: svc.GetWorkflowExecutionHistoryRequest, deadline: float | None
                                           ) -> svc.GetWorkflowExecutionHistoryResponse:
@@ -228,7 +283,7 @@ class FrontendService:
             resp = await self.engine.get_history(ns, req, limit)
         except NotFound:
             resp = await self.engine.archival.read_history(ns, req)  # retention deleted it: read the archive
-        return await self._out(resp)
+        return await self._out(resp, ns.id)
 
     async def ListWorkflowExecutions(self, req: svc.ListWorkflowExecutionsRequest, deadline: float | None
                                      ) -> svc.ListWorkflowExecutionsResponse:
@@ -295,7 +350,7 @@ class FrontendService:
                 return svc.PollWorkflowTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_WORKFLOW, req.identity, sticky=req.sticky)
             if resp is not None:
-                return await self._out(resp)
+                return await self._out(resp, ns.id)
 
     async def PollActivityTaskQueue(self, req: svc.PollActivityTaskQueueRequest, deadline: float | None
                                     ) -> svc.PollActivityTaskQueueResponse:
@@ -314,47 +369,81 @@ class FrontendService:
                 return svc.PollActivityTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_ACTIVITY, req.identity)
             if resp is not None:
-                return await self._out(resp)
+                return await self._out(resp, ns.id)
 
     async def RespondWorkflowTaskCompleted(self, req: svc.RespondWorkflowTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondWorkflowTaskCompletedResponse:
-        req = await self._intake(req, "commands")
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        prepared = await self.payloads.prepare(req, "commands", ns_id, refs_checked=True)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "commands", *[c for c in req.commands])
-        return await self._out(await self.engine.respond_workflow_task_completed(req))
+        async with self.payloads.offloaded(prepared):
+            resp = await self.engine.respond_workflow_task_completed(req)
+        return await self._out(resp, ns_id or None)
 
     async def RespondWorkflowTaskFailed(self, req: svc.RespondWorkflowTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondWorkflowTaskFailedResponse:
-        await self.engine.respond_workflow_task_failed(req)
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
+        req = prepared.request  # type: ignore[assignment]
+        check_payloads(self.config, "failure", req.failure)
+        async with self.payloads.offloaded(prepared):
+            await self.engine.respond_workflow_task_failed(req)
         return svc.RespondWorkflowTaskFailedResponse()
 
     async def RespondQueryTaskCompleted(self, req: svc.RespondQueryTaskCompletedRequest, deadline: float | None
                                         ) -> svc.RespondQueryTaskCompletedResponse:
-        req = await self._intake(req, "query_result")
-        check_payloads(self.config, "query_result", req.query_result)
+        # a query's answer is never stored: it goes inline to the waiting QueryWorkflow
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
+        _check_size(self._transient_limit(), "query_result", req.query_result)
         self.engine.respond_query(req)
         return svc.RespondQueryTaskCompletedResponse()
 
     async def RespondActivityTaskCompleted(self, req: svc.RespondActivityTaskCompletedRequest, deadline: float | None
                                            ) -> svc.RespondActivityTaskCompletedResponse:
-        req = await self._intake(req, "result")
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        prepared = await self.payloads.prepare(req, "result", ns_id, refs_checked=True)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "result", req.result)
-        return await self._out(await self.engine.respond_activity_completed(req))
+        async with self.payloads.offloaded(prepared):
+            resp = await self.engine.respond_activity_completed(req)
+        return await self._out(resp, ns_id or None)
 
     async def RespondActivityTaskFailed(self, req: svc.RespondActivityTaskFailedRequest, deadline: float | None
                                         ) -> svc.RespondActivityTaskFailedResponse:
-        req = await self._intake(req, "failure")
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
-        return await self._out(await self.engine.respond_activity_failed(req))
+        async with self.payloads.offloaded(prepared):
+            resp = await self.engine.respond_activity_failed(req)
+        return await self._out(resp, ns_id or None)
 
     async def RespondActivityTaskCanceled(self, req: svc.RespondActivityTaskCanceledRequest, deadline: float | None
                                           ) -> svc.RespondActivityTaskCanceledResponse:
-        req = await self._intake(req, "details")
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        prepared = await self.payloads.prepare(req, "details", ns_id, refs_checked=True)
+        req = prepared.request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
-        return await self._out(await self.engine.respond_activity_canceled(req))
+        async with self.payloads.offloaded(prepared):
+            resp = await self.engine.respond_activity_canceled(req)
+        return await self._out(resp, ns_id or None)
 
     async def RecordActivityTaskHeartbeat(self, req: svc.RecordActivityTaskHeartbeatRequest, deadline: float | None
                                           ) -> svc.RecordActivityTaskHeartbeatResponse:
-        req = await self._intake(req, "details")
+        # Heartbeat details stay inline (max_payload_bytes): they live in memory until the attempt
+        # ends, so an offloaded blob could not be told apart from an orphan; each heartbeat would
+        # otherwise leave one behind.
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns_id = self._offload_namespace(req)
+        req = (await self.payloads.prepare(req, "details", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
 
@@ -368,6 +457,15 @@ class FrontendService:
 
     async def RevokeApiKey(self, req: svc.RevokeApiKeyRequest, deadline: float | None) -> svc.RevokeApiKeyResponse:
         return await self._key_admin.revoke(req, current_principal())
+
+
+def _check_size(limit: int, field: str, *messages: Message) -> None:
+    from spindle.controlplane.errors import ResourceExhausted
+
+    size = sum(m.ByteSize() for m in messages)
+    if size > limit:
+        raise ResourceExhausted(f"{field}: {size} bytes is over the payload limit of {limit} bytes "
+                                "(store large values elsewhere and pass a reference)")
 
 
 def _fill_search_attributes(info: svc.WorkflowExecutionInfo, raw: str) -> None:

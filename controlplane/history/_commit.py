@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from spindle.controlplane.archival import BLOB_REF_ENCODING, blob_keys_in
 from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import (
     CurrentRow,
@@ -128,6 +129,7 @@ class Committer:
             start_req = txn.start_request_id or await cache.start_request_id(st)
             m.current = CurrentRow(st.namespace_id, st.workflow_id, st.run_id, st.status, start_req)
             m.current_expect = current_expect
+        _record_blob_refs(m, st)
         if txn.new_run is not None:
             nst, nevents, ntransfer, ntimers = txn.new_run
             ntr, ntm = _task_rows(shard, ntransfer, ntimers)
@@ -139,6 +141,7 @@ class Committer:
             m2.timer_insert = ntm
             m2.current = CurrentRow(nst.namespace_id, nst.workflow_id, nst.run_id, nst.status, txn.new_run_request_id)
             m2.current_expect = st.run_id
+            _record_blob_refs(m2, nst)
             m.current = None
             m.also.append(m2)
         if not m.is_empty():
@@ -219,6 +222,23 @@ class Committer:
                 log.warning("background write failed (it will be redone after recovery): %s", e)
 
         self._background.spawn(run())
+
+
+def _record_blob_refs(m: Mutation, st: MutableState) -> None:
+    """Add a ``blob_refs`` row for each large-payload blob the rows of ``m`` refer to (retention collects
+    a blob once no row is left). A byte search per written value; nothing is parsed without a reference."""
+    ns = st.namespace_id
+    keys: set[str] = set()
+    for _, data in m.events:
+        if BLOB_REF_ENCODING in data:
+            st.may_hold_blob_refs = True
+            keys.update(blob_keys_in(data, ns))
+    for data in m.add_buffered:
+        keys.update(blob_keys_in(data, ns))
+    if m.execution is not None and m.execution.activity_state:
+        keys.update(blob_keys_in(m.execution.activity_state, ns))
+    if keys:
+        m.blob_refs = [(ns, st.workflow_id, st.run_id, k) for k in sorted(keys)]
 
 
 def _nothing(txn: Txn) -> None:

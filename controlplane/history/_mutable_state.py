@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
+from spindle.controlplane.archival import BLOB_REF_ENCODING
 from spindle.controlplane.api import messages_pb2 as pb
 
 from ._pending import ActivityInfo, ChildInfo, PendingUpdate, TimerInfo, WorkflowTaskInfo
@@ -51,6 +52,13 @@ class MutableState:
         self._history = pb.History()
         self.events: Any = self._history.events  # RepeatedCompositeFieldContainer[pb.HistoryEvent]
         self.next_event_id = 1
+        #: Serialized bytes of the history (``ServerConfig.history_max_bytes``); blob references count as stored.
+        self.history_bytes = 0
+        #: Whether an event may hold a large-payload reference (set by the committer and on load):
+        #: history pages then count references at their expanded size.
+        self.may_hold_blob_refs = False
+        self._buffered_counted = 0  # how many of ``buffered`` ``_buffered_bytes`` covers
+        self._buffered_bytes = 0
         self.db_version = 0
         self.status = RUNNING
         self.started: pb.WorkflowExecutionStartedEventAttributes | None = None
@@ -92,6 +100,8 @@ class MutableState:
             e = pb.HistoryEvent()
             e.ParseFromString(raw)
             st.apply(e)
+            if BLOB_REF_ENCODING in raw:
+                st.may_hold_blob_refs = True
         for raw in buffered:
             e = pb.HistoryEvent()
             e.ParseFromString(raw)
@@ -158,6 +168,20 @@ class MutableState:
             info.last_worker_identity = item.last_worker_identity
             info.last_failure = item.last_failure if item.HasField("last_failure") else None
 
+    def buffered_bytes(self) -> int:
+        """Serialized bytes of the events buffered behind the running workflow task.
+
+        ``buffered`` only grows by appends and is emptied as a whole, so this counts each
+        event once (amortized O(1) per call).
+        """
+        n = len(self.buffered)
+        if n < self._buffered_counted:
+            self._buffered_counted, self._buffered_bytes = 0, 0
+        if n > self._buffered_counted:
+            self._buffered_bytes += sum(e.ByteSize() for e in self.buffered[self._buffered_counted:])
+            self._buffered_counted = n
+        return self._buffered_bytes
+
     # ------------------------------------------------------------------ folding
     def apply(self, e: pb.HistoryEvent) -> None:
         """Fold one event (already numbered) into the state."""
@@ -165,6 +189,7 @@ class MutableState:
         self.events.append(e)
         e = self.events[-1]  # what the handlers keep refers to the stored copy, not to the caller's message
         self.next_event_id += 1
+        self.history_bytes += e.ByteSize()
         t = e.event_type
         handler = _HANDLERS.get(t)
         if handler is not None:

@@ -124,6 +124,16 @@ class Store(abc.ABC):
                 out.append(e)
         return out
 
+    # -- large-payload blob references (controlplane/archival/_blobs.py) ---------------
+    async def list_blob_refs(self, namespace_id: str, workflow_id: str, run_id: str) -> list[str]:
+        """Keys of the blobs a run refers to (``Mutation.blob_refs``), sorted. Default: none known."""
+        return []
+
+    async def blob_is_referenced(self, namespace_id: str, blob_key: str) -> bool:
+        """Whether any run still refers to the blob. The default (a store without the table) says
+        True, so a blob is never deleted on a store that cannot tell."""
+        return True
+
     # -- queues --------------------------------------------------------------------
     @abc.abstractmethod
     async def load_transfer_tasks(self, shard_id: int, after_task_id: int, limit: int) -> list[TransferTask]: ...

@@ -141,8 +141,12 @@ class Mutation:
     #: after ``visibility``. Never lowers it (updates may arrive late or twice); a missing row is skipped.
     visibility_history_length: list[tuple[str, str, int]] = field(default_factory=list)
     visibility_delete: list[tuple[str, str]] = field(default_factory=list)  # (namespace_id, run_id)
-    #: Delete a whole execution (retention): (namespace_id, workflow_id, run_id).
+    #: Delete a whole execution (retention): (namespace_id, workflow_id, run_id); its blob
+    #: references (``blob_refs``) go with it.
     delete_execution: tuple[str, str, str] | None = None
+    #: Large-payload blobs the written rows refer to: (namespace_id, workflow_id, run_id, blob key),
+    #: inserted if absent. A blob no row refers to may be deleted (``Store.blob_is_referenced``).
+    blob_refs: list[tuple[str, str, str, str]] = field(default_factory=list)
     #: More executions of the same shard written in the same transaction (continue-as-new
     #: closes one run and creates the next atomically).
     also: list["Mutation"] = field(default_factory=list)
@@ -152,7 +156,7 @@ class Mutation:
             self.execution or self.current or self.events or self.add_buffered or self.clear_buffered
             or self.transfer_insert or self.transfer_delete or self.timer_insert or self.timer_delete
             or self.backlog_insert or self.backlog_delete or self.visibility or self.visibility_history_length
-            or self.visibility_delete
+            or self.visibility_delete or self.blob_refs
             or self.delete_execution or self.also
         )
 

@@ -194,8 +194,12 @@ def write(txn: Any, m: Mutation, reads: _Reads) -> None:
                 txn.update("Visibility", ["namespace_id", "run_id", "history_length"], raised)
         if part.visibility_delete:
             txn.delete("Visibility", KeySet(keys=[list(k) for k in part.visibility_delete]))
+        if part.blob_refs:
+            txn.insert_or_update("BlobRefs", ["NamespaceId", "WorkflowId", "RunId", "BlobKey"],
+                                 [list(r) for r in part.blob_refs])
         if part.delete_execution is not None:
             ns, wid, rid = part.delete_execution
+            txn.delete("BlobRefs", KeySet(ranges=[KeyRange(start_closed=[ns, wid, rid], end_closed=[ns, wid, rid])]))
             shard = reads.located.get((ns, wid, rid))
             if shard is not None:
                 txn.delete("Executions", KeySet(keys=[[shard, ns, wid, rid]]))  # events cascade

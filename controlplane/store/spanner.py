@@ -456,6 +456,16 @@ class SpannerStore(Store):
                                  {"ns": namespace_id})
         return int(rows[0][0])
 
+    async def list_blob_refs(self, namespace_id: str, workflow_id: str, run_id: str) -> list[str]:
+        rows = await self._query("SELECT BlobKey FROM BlobRefs WHERE NamespaceId = @ns AND WorkflowId = @w AND RunId = @r "
+                                 "ORDER BY BlobKey", {"ns": namespace_id, "w": workflow_id, "r": run_id})
+        return [str(r[0]) for r in rows]
+
+    async def blob_is_referenced(self, namespace_id: str, blob_key: str) -> bool:
+        rows = await self._query("SELECT 1 FROM BlobRefs@{FORCE_INDEX=BlobRefsByKey} WHERE NamespaceId = @ns "
+                                 "AND BlobKey = @k LIMIT 1", {"ns": namespace_id, "k": blob_key})
+        return bool(rows)
+
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         cols = ", ".join(CURRENT_COLUMNS)
         rows = await self._query(f"SELECT {cols} FROM CurrentExecutions WHERE NamespaceId = @ns AND Status = 1 LIMIT @l",

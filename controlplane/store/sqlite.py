@@ -43,7 +43,7 @@ from ._model import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3  # 2: executions.activity_state; 3: api_keys, server_secrets
+SCHEMA_VERSION = 4  # 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -96,6 +96,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
   revoke_time_ms INTEGER NOT NULL, created_by TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS server_secrets (
   name TEXT PRIMARY KEY, value BLOB NOT NULL, create_time_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blob_refs (
+  namespace_id TEXT NOT NULL, workflow_id TEXT NOT NULL, run_id TEXT NOT NULL, blob_key TEXT NOT NULL,
+  PRIMARY KEY (namespace_id, workflow_id, run_id, blob_key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blob_refs_key ON blob_refs (namespace_id, blob_key);
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -603,6 +607,17 @@ class SqliteStore(Store):
         )
         return int(r[0])
 
+    async def list_blob_refs(self, namespace_id: str, workflow_id: str, run_id: str) -> list[str]:
+        rows = await self._read(lambda c: c.execute(
+            "SELECT blob_key FROM blob_refs WHERE namespace_id=? AND workflow_id=? AND run_id=? ORDER BY blob_key",
+            (namespace_id, workflow_id, run_id)).fetchall())
+        return [r[0] for r in rows]
+
+    async def blob_is_referenced(self, namespace_id: str, blob_key: str) -> bool:
+        r = await self._read(lambda c: c.execute(
+            "SELECT 1 FROM blob_refs WHERE namespace_id=? AND blob_key=? LIMIT 1", (namespace_id, blob_key)).fetchone())
+        return r is not None
+
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         rows = await self._read(
             lambda c: c.execute(
@@ -617,7 +632,7 @@ class SqliteStore(Store):
 def _upgrade(conn: sqlite3.Connection) -> None:
     """Bring a database made by an older version to the current schema (idempotent).
 
-    New tables (schema 3: ``api_keys``, ``server_secrets``) come from ``SCHEMA``'s
+    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``) come from ``SCHEMA``'s
     ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
     """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
@@ -771,9 +786,12 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
         )
     if m.visibility_delete:
         conn.executemany("DELETE FROM visibility WHERE namespace_id=? AND run_id=?", m.visibility_delete)
+    if m.blob_refs:
+        conn.executemany("INSERT OR IGNORE INTO blob_refs (namespace_id, workflow_id, run_id, blob_key) VALUES (?,?,?,?)",
+                         m.blob_refs)
     if m.delete_execution is not None:
         ns, wid, rid = m.delete_execution
-        for table in ("events", "buffered_events", "executions"):
+        for table in ("events", "buffered_events", "executions", "blob_refs"):
             conn.execute(f"DELETE FROM {table} WHERE namespace_id=? AND workflow_id=? AND run_id=?", (ns, wid, rid))
         conn.execute("DELETE FROM current_executions WHERE namespace_id=? AND workflow_id=? AND run_id=?", (ns, wid, rid))
     for sub in m.also:

@@ -15,6 +15,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import FailedPrecondition, NotFound
 
 from .._context import HistoryContext
+from .._mutable_state import MutableState
 from .._tasks import T_CLOSE, Task
 from .._txn import Txn
 from ._run import flush_buffered, timer_txn, visibility_task
@@ -75,27 +76,41 @@ def close_run(ctx: HistoryContext, txn: Txn) -> None:
 
 # ---------------------------------------------------------------------- closes the server decides
 def enforce_history_limit(ctx: HistoryContext, txn: Txn) -> None:
-    """Before a commit: fail the run if the events ``txn`` appends bring it to ``history_max_events``.
+    """Before a commit: fail the run if what ``txn`` appends or buffers brings it to a history limit.
 
-    A completing workflow task checks this itself (after its commands); this catches the
-    events the engine appends on its own (signals, timer fires, activity and child
-    outcomes, cancel requests) while no workflow task runs, so the history never grows
-    past the limit by more than one write and the closing failure. (Events buffered
-    behind a running task are written, and checked, when it completes.)
+    The limits are ``history_max_events`` events and ``history_max_bytes`` serialized bytes,
+    events buffered behind a running workflow task included (a signal flood while a worker
+    holds the task must not grow the run without bound). Checked on every write that adds
+    events, so the history never grows past a limit by more than one write and the closing
+    failure; later signals, activity results etc. find the run closed.
     """
     st = txn.state
-    if not txn.events or not st.running or st.next_event_id <= ctx.config.history_max_events:
+    if not (txn.events or txn.buffered) or not st.running or history_limit_reached(ctx, st) is None:
         return
     abandon_running_tasks(ctx, txn)
     fail_for_history_size(ctx, txn)
 
 
+def history_limit_reached(ctx: HistoryContext, st: MutableState) -> str | None:
+    """Which history limit the run's events (written and buffered) reached, said for a user; None below both."""
+    events = st.next_event_id - 1 + len(st.buffered)
+    if events >= ctx.config.history_max_events:
+        return (f"history has {events} events, over the limit of {ctx.config.history_max_events} "
+                "(history_max_events)")
+    size = st.history_bytes + st.buffered_bytes()
+    if size > ctx.config.history_max_bytes:
+        return (f"history has {size} bytes, over the limit of {ctx.config.history_max_bytes} bytes "
+                "(history_max_bytes)")
+    return None
+
+
 def fail_for_history_size(ctx: HistoryContext, txn: Txn) -> None:
     st = txn.state
+    reason = history_limit_reached(ctx, st) or (f"history has {st.next_event_id - 1} events, over the limit of "
+                                                f"{ctx.config.history_max_events} (history_max_events)")
     txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, "workflow_execution_failed_event_attributes",
               pb.WorkflowExecutionFailedEventAttributes(failure=pb.Failure(
-                  message=f"history has {st.next_event_id - 1} events, over the limit of "
-                          f"{ctx.config.history_max_events}; use continue-as-new to bound it",
+                  message=f"{reason}; use continue-as-new to bound it",
                   source="server", server_failure_info=pb.ServerFailureInfo(non_retryable=True)),
                   retry_state=pb.RETRY_STATE_NON_RETRYABLE_FAILURE))
     close_run(ctx, txn)

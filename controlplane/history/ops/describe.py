@@ -12,6 +12,7 @@ import asyncio
 from spindle.controlplane._paging import token_position
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.archival import fitting_prefix
 from spindle.controlplane.namespaces import Namespace
 
 from .._context import HistoryContext
@@ -62,6 +63,10 @@ async def get_history(ctx: HistoryContext, ns: Namespace, req: svc.GetWorkflowEx
                     return svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=[st.close_event]))
             else:
                 events = st.events[first - 1:first - 1 + page]
+                budget = ctx.config.history_page_max_bytes
+                if events and (st.may_hold_blob_refs or st.history_bytes + 8 * len(st.events) > budget):
+                    # cut by bytes too, so that every page fits in a message
+                    events = events[:fitting_prefix(events, budget, may_hold_refs=st.may_hold_blob_refs)]
                 if events:
                     nxt = first + len(events)
                     token = str(nxt).encode() if (nxt < st.next_event_id or st.running) else b""

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import logging
 
+from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.archival import ObjectStoreError
+from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import Mutation
 
 from .._context import HistoryContext
@@ -61,10 +63,15 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
             archiver = archival.archiver_for(ns) if ns is not None else None
             if archiver is None:
                 raise ValueError("the namespace is gone and no server-wide archive_uri is set")
-            await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, events, close_ms)
-        except (ObjectStoreError, ValueError, OSError) as e:
+            # The archive holds the values, not blob references: the blobs go with the run below.
+            # (A reference whose blob is already gone stays a reference.)
+            hist = await archival.payloads.expand(pb.History(events=events), t.namespace_id, keep_missing=True)
+            await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, list(hist.events), close_ms)
+        except (ObjectStoreError, ValueError, OSError, Unavailable) as e:
             _retry_later(ctx, shard, t, e)
             return
+    blob_keys = await ctx.store.list_blob_refs(t.namespace_id, t.workflow_id, t.run_id) \
+        if archival.blobs is not None else []
     async with cache.locked(t.namespace_id, t.workflow_id):
         st = await cache.load(t.namespace_id, t.workflow_id, t.run_id)
         if st is None:
@@ -78,7 +85,24 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
         cache.forget_current(t.namespace_id, t.workflow_id, t.run_id)
         # a visibility upsert still queued for this run must not bring its row back
         shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
+    await _collect_blobs(ctx, t, blob_keys)
     log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "")
+
+
+async def _collect_blobs(ctx: HistoryContext, t: Task, keys: list[str]) -> None:
+    """Delete the run's large-payload blobs that no other run refers to (its rows went with the run).
+
+    Runs share a blob when the server copied a reference (a child's input, a signal sent
+    by another workflow, continue-as-new): such a blob stays until its last run is deleted.
+    A failure here (or a crash before it) leaves a blob behind; nothing refers to it.
+    """
+    blobs = ctx.archival.blobs
+    if blobs is None or not keys:
+        return
+    try:
+        await blobs.delete_unreferenced(keys, t.namespace_id, ctx.store.blob_is_referenced)
+    except Exception as e:  # noqa: BLE001 - the run is deleted; a leftover blob is only space
+        log.warning("retention of %s/%s: its blobs could not all be deleted: %s", t.workflow_id, t.run_id, e)
 
 
 def _retry_later(ctx: HistoryContext, shard: Shard, t: Task, err: BaseException) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane.archival import fitting_suffix
 from spindle.controlplane.errors import NotFound
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation
@@ -108,6 +109,13 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     first = st.last_completed_started_id if sticky else 0
     events = st.events[first:]
     events.append(started)
+    # The task carries the newest events that fit in a page (always its WorkflowTaskStarted); a
+    # worker fetches the older ones with GetWorkflowExecutionHistory, page by page.
+    budget = ctx.config.history_page_max_bytes
+    if st.may_hold_blob_refs or st.history_bytes + 8 * len(st.events) + 4096 > budget:  # else all of it fits
+        keep = fitting_suffix(events, budget, may_hold_refs=st.may_hold_blob_refs)
+        if keep < len(events):
+            events = events[len(events) - keep:]
     tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce)
     ctx.outstanding.add(run_key(st), workflow_task_key(wt.nonce), OUT_WORKFLOW)
     return svc.PollWorkflowTaskQueueResponse(

@@ -22,7 +22,7 @@ from .._tokens import WORKFLOW
 from .._txn import Txn
 from . import activity_task, commands, workflow_task
 from ._run import flush_buffered, note_history_length, schedule_workflow_task
-from .close import fail_for_history_size
+from .close import fail_for_history_size, history_limit_reached
 
 log = logging.getLogger("spindle.history")
 
@@ -76,7 +76,7 @@ async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequ
                 txn.wake = True
         if st.running:
             flush_buffered(txn)
-            if st.next_event_id > ctx.config.history_max_events:
+            if history_limit_reached(ctx, st) is not None:
                 fail_for_history_size(ctx, txn)
             elif (txn.wake or any(not pu.delivered for pu in st.pending_updates.values())) and st.workflow_task is None:
                 schedule_workflow_task(ctx, txn, inline=req.return_new_workflow_task)

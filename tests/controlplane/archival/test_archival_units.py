@@ -124,25 +124,31 @@ async def test_offload_copies_the_request_and_expand_restores_it(tmp_path: Path)
     req.result.payloads.append(big(10, b"s"))  # small: stays inline
     original = svc.RespondActivityTaskCompletedRequest()
     original.CopyFrom(req)
-    out = await off.intake(req, "result")
+    out = await off.intake(req, "result", "ns1")
     assert req == original  # the caller's message is untouched
     assert is_blob_ref(out.result.payloads[0]) and not is_blob_ref(out.result.payloads[1])
     assert out.result.payloads[0].ByteSize() < 300
     blob_files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(blob_files) == 1 and blob_files[0].read_bytes() == original.result.payloads[0].SerializeToString()
-    # the same value again is stored once (content-addressed)
-    again = await off.intake(original, "result")
-    assert again.result.payloads[0] == out.result.payloads[0]
-    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 1
+    assert blob_files[0].relative_to(tmp_path).parts[:2] == ("blobs", "ns1")  # scoped by namespace
+    # the same value again is a new blob (unique per offload: a blob is deleted once its runs are)
+    again = await off.intake(original, "result", "ns1")
+    assert again.result.payloads[0] != out.result.payloads[0]
+    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 2
     # on the way out, e.g. inside an activity-completed event of a history page
     ev = pb.HistoryEvent(event_type=pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
     ev.activity_task_completed_event_attributes.result.CopyFrom(out.result)
     resp = svc.GetWorkflowExecutionHistoryResponse(history=pb.History(events=[ev]))
-    await off.expand(resp)
+    other = svc.GetWorkflowExecutionHistoryResponse()
+    other.CopyFrom(resp)
+    await off.expand(resp, "ns1")
     assert resp.history.events[0].activity_task_completed_event_attributes.result == original.result
+    # read in another namespace, the reference never expands
+    with pytest.raises(Unavailable, match="another namespace"):
+        await off.expand(other, "ns2")
     # a small request is returned as is (no walk, no copy)
     small = svc.SignalWorkflowExecutionRequest(signal_name="s")
-    assert await off.intake(small, "input") is small
+    assert await off.intake(small, "input", "ns1") is small
 
 
 async def test_offload_limits_and_failures(tmp_path: Path) -> None:
@@ -152,10 +158,11 @@ async def test_offload_limits_and_failures(tmp_path: Path) -> None:
     req.input.payloads.append(big(6000))
     req.input.payloads.append(big(6000, b"y"))
     with pytest.raises(ResourceExhausted, match="input"):
-        await off.intake(req, "input")
+        await off.intake(req, "input", "ns1")
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # refused before anything was written
     ok = svc.SignalWorkflowExecutionRequest(signal_name="s")
     ok.input.payloads.append(big(6000))
-    out = await off.intake(ok, "input")
+    out = await off.intake(ok, "input", "ns1")
     # a blob that changed on disk is detected on the way out
     path = next(p for p in tmp_path.rglob("*") if p.is_file())
     path.write_bytes(b"tampered")
@@ -166,7 +173,7 @@ async def test_offload_limits_and_failures(tmp_path: Path) -> None:
         await PayloadOffloader(BlobStore(store), threshold=100, max_offloaded=10_000).expand(out)
     # no blob store: nothing is offloaded or expanded
     none = PayloadOffloader(None, threshold=100, max_offloaded=10_000)
-    assert await none.intake(ok, "input") is ok and not none.enabled
+    assert await none.intake(ok, "input", "ns1") is ok and not none.enabled
 
 
 async def test_blob_store_write_failure_is_unavailable(fake_gcs: object, gcs_bucket: str) -> None:
@@ -174,12 +181,12 @@ async def test_blob_store_write_failure_is_unavailable(fake_gcs: object, gcs_buc
                            max_offloaded=1 << 20)
     req = svc.SignalWorkflowExecutionRequest(signal_name="s")
     req.input.payloads.append(big(5000))
-    out = await off.intake(req, "input")
+    out = await off.intake(req, "input", "ns1")
     assert is_blob_ref(out.input.payloads[0])
     fake_gcs.stop()  # type: ignore[attr-defined]
     req.input.payloads[0].data = b"z" * 5000
     with pytest.raises(Unavailable, match="could not be written"):
-        await off.intake(req, "input")
+        await off.intake(req, "input", "ns1")
 
 
 # ---------------------------------------------------------------------------------------------- archive
@@ -251,6 +258,24 @@ def test_describe_from_history() -> None:
     assert not d.pending_activities and not d.pending_workflow_task
 
 
-def test_blob_keys_are_content_addresses() -> None:
+def test_blob_keys_are_scoped_by_namespace_and_unique() -> None:
     digest = hashlib.sha256(b"x").hexdigest()
-    assert BlobStore.key_for(digest) == f"blobs/{digest[:2]}/{digest}"
+    assert BlobStore.key_for(digest) == f"blobs/{digest[:2]}/{digest}"  # the legacy (pre issue 16) key
+    k1, k2 = BlobStore.new_key("ns1", digest), BlobStore.new_key("ns1", digest)
+    assert k1 != k2 and k1.startswith(f"blobs/ns1/{digest[:2]}/{digest}.")
+
+
+async def test_legacy_content_addressed_references_still_expand(tmp_path: Path) -> None:
+    """Histories written before issue 16 hold ``blobs/<2 hex>/<sha256>`` references: they still read back."""
+    payload = big(5000)
+    data = payload.SerializeToString()
+    digest = hashlib.sha256(data).hexdigest()
+    store = LocalObjectStore(str(tmp_path))
+    await store.put(BlobStore.key_for(digest), data)
+    ref = BlobStore.ref_payload(BlobStore.key_for(digest), digest, len(data))
+    msg = svc.GetWorkflowExecutionHistoryResponse()
+    ev = msg.history.events.add(event_type=pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
+    ev.workflow_execution_signaled_event_attributes.input.payloads.append(ref)
+    off = PayloadOffloader(BlobStore(store), threshold=100, max_offloaded=1 << 20)
+    await off.expand(msg, "any-namespace")
+    assert msg.history.events[0].workflow_execution_signaled_event_attributes.input.payloads[0] == payload

@@ -108,5 +108,5 @@ async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path:
         await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     conn.close()

@@ -226,6 +226,24 @@ async def test_delete_execution(store: Store) -> None:
     assert await store.get_current(NS, "w") is None
 
 
+async def test_blob_refs_are_written_with_a_run_and_deleted_with_it(store: Store) -> None:
+    """Large-payload blobs a run refers to (issue 16): retention deletes a blob once no run refers to it."""
+    rid = await store.acquire_shard(1, "me")
+    await start(store, rid, "w", "r1")
+    await start(store, rid, "w2", "r2")
+    await store.apply(Mutation(shard_id=1, range_id=rid, blob_refs=[(NS, "w", "r1", "k-shared"), (NS, "w", "r1", "k-own")]))
+    await store.apply(Mutation(shard_id=1, range_id=rid, blob_refs=[(NS, "w2", "r2", "k-shared"),
+                                                                    (NS, "w", "r1", "k-own")]))  # again: no error
+    assert await store.list_blob_refs(NS, "w", "r1") == ["k-own", "k-shared"]
+    assert await store.blob_is_referenced(NS, "k-own") and await store.blob_is_referenced(NS, "k-shared")
+    assert not await store.blob_is_referenced("other-ns", "k-own")
+    await store.apply(Mutation(shard_id=1, range_id=rid, delete_execution=(NS, "w", "r1")))
+    assert await store.list_blob_refs(NS, "w", "r1") == []
+    assert not await store.blob_is_referenced(NS, "k-own")
+    assert await store.blob_is_referenced(NS, "k-shared")  # the other run still refers to it
+    assert await store.list_blob_refs(NS, "w2", "r2") == ["k-shared"]
+
+
 async def test_running_executions(store: Store) -> None:
     rid = await store.acquire_shard(1, "me")
     for i in range(3):
