@@ -25,13 +25,14 @@ from spindle.controlplane.store import Store
 from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
 
 from ._rate_limit import NamespaceRateLimiter
-from ._validate import check_payloads, check_start_request, require_id, task_rate
+from ._validate import check_payloads, check_start_request, require_id, task_rate, validated
 
 VERSION = "0.1.0"
 
 M = TypeVar("M", bound=Message)
 
 
+@validated  # every RPC's request passes check_request before the method runs
 class FrontendService:
     def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine,
                  api_keys: ApiKeys | None = None) -> None:

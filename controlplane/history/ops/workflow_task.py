@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound
@@ -82,7 +83,7 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     wt.started_time_ms = now
     wt.nonce = ctx.nonces.new()
     wt.identity = identity
-    fire = now + (wt.timeout_ms or int(ctx.config.default_workflow_task_timeout * 1000))
+    fire = now + workflow_task_timeout_ms(wt.timeout_ms, int(ctx.config.default_workflow_task_timeout * 1000))
     t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,
              extra={"n": wt.nonce}, fire_time_ms=fire)
     add_start_timer(ctx, st, t, m, txn)
