@@ -124,13 +124,17 @@ def test_retry_backoff_does_not_overflow_at_high_attempts() -> None:
         assert d.retry and d.backoff_ms == 100_000
 
 
-def _ld(number: int, payload: bytes) -> bytes:
-    n, size = len(payload), b""
+def _varint(n: int) -> bytes:
+    out = b""
     while True:
         b, n = n & 0x7F, n >> 7
-        size += bytes([b | 0x80]) if n else bytes([b])
+        out += bytes([b | 0x80]) if n else bytes([b])
         if not n:
-            return bytes([(number << 3) | 2]) + size + payload
+            return out
+
+
+def _ld(number: int, payload: bytes) -> bytes:
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
 
 
 def test_wire_problems_agree_with_protobuf_on_depth() -> None:

@@ -340,15 +340,18 @@ async def test_sticky_schedule_to_start_out_of_range_is_invalid(server: DevServe
 # ---------------------------------------------------------------------- malformed messages and tokens
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    """A length-delimited protobuf field (wire type 2)."""
-    n, size = len(payload), b""
+def _varint(n: int) -> bytes:
+    out = b""
     while True:
         b, n = n & 0x7F, n >> 7
-        size += bytes([b | 0x80]) if n else bytes([b])
+        out += bytes([b | 0x80]) if n else bytes([b])
         if not n:
-            break
-    return bytes([(number << 3) | 2]) + size + payload
+            return out
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field (wire type 2)."""
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
 
 
 async def raw_call(channel: grpc.aio.Channel, rpc: str, data: bytes) -> Any:

@@ -501,13 +501,18 @@ def with_value(base: Any, path: tuple[_d.FieldDescriptor, ...], value: Any) -> A
     return req
 
 
-def _wire(number: int, payload: bytes) -> bytes:
-    n, size = len(payload), b""
+def _varint(n: int) -> bytes:
+    out = b""
     while True:
         b, n = n & 0x7F, n >> 7
-        size += bytes([b | 0x80]) if n else bytes([b])
+        out += bytes([b | 0x80]) if n else bytes([b])
         if not n:
-            return bytes([(number << 3) | 2]) + size + payload
+            return out
+
+
+def _wire(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2): key, length, bytes."""
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
 
 
 def nested_raw(path: tuple[_d.FieldDescriptor, ...], innermost: bytes) -> bytes:
