@@ -420,3 +420,21 @@ async def test_huge_numbers_in_list_queries_are_invalid(server: DevServer, stub:
                              "query: ")
         await expect_invalid(stub.CountWorkflowExecutions(svc.CountWorkflowExecutionsRequest(namespace=NS, query=query)),
                              "query: ")
+
+
+async def test_the_embedded_stub_applies_the_same_rules() -> None:
+    """The in-process stub calls the frontend directly (no gRPC parsing): the field rules still hold."""
+    from spindle.controlplane import embedded
+
+    cp = await embedded.start(":memory:")
+    try:
+        for req, needle in [(start_req(workflow_id="a\x00b"), "workflow_id: control character U+0000"),
+                            (start_req(task_timeout_ms=2**62), "task_timeout_ms: 4611686018427387904 ms is over"),
+                            (start_req(identity="x" * MB), "identity: 1000000 characters")]:
+            await expect_invalid(cp.stub.StartWorkflowExecution(req), needle)
+        with pytest.raises(grpc.aio.AioRpcError) as ei:
+            await cp.stub.DescribeWorkflowExecution(svc.DescribeWorkflowExecutionRequest(
+                namespace=NS, execution=pb.WorkflowExecution(workflow_id="a\x00b")))
+        assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        await cp.stop()
