@@ -51,7 +51,9 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
         wt.dispatched = True
         wt.sticky = True
         ctx.matching.add(ref, queue, sticky=True)
-        fallback_s = (st.sticky_timeout_ms or int(ctx.config.sticky_schedule_to_start_timeout * 1000)) / 1000.0
+        # at most 2 minutes, like a task's start-to-close: a sticky worker that died never holds a run longer
+        fallback_s = workflow_task_timeout_ms(st.sticky_timeout_ms,
+                                              int(ctx.config.sticky_schedule_to_start_timeout * 1000)) / 1000.0
 
         def fall_back() -> None:
             cur = st.workflow_task
