@@ -187,6 +187,7 @@ async def test_workflow_task_timeout_is_clamped_to_two_minutes(server: DevServer
 async def test_out_of_range_numbers_are_invalid(server: DevServer, stub: Any, rpc: str, req: Any, field: str) -> None:
     async with store_unchanged(server):
         await expect_invalid(getattr(stub, rpc)(req), f"{field}: ")
+    await assert_serving(stub)
 
 
 # ---------------------------------------------------------------------- text: lengths and control characters
@@ -230,6 +231,7 @@ async def test_bad_text_is_invalid(server: DevServer, stub: Any, rpc: str, req: 
         details = await expect_invalid(getattr(stub, rpc)(req), f"{field}")
     assert "over the limit" in details or "control character" in details, details
     assert len(details) < 2100  # the offending value is not echoed back whole
+    await assert_serving(stub)
 
 
 async def test_identity_of_a_task_completion_is_refused_before_anything_is_written(server: DevServer, stub: Any) -> None:
@@ -405,6 +407,7 @@ async def test_huge_page_tokens_are_invalid(server: DevServer, stub: Any, token:
         await expect_invalid(stub.ListNamespaces(svc.ListNamespacesRequest(next_page_token=token)), "next_page_token")
         await expect_invalid(stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
             namespace=NS, execution=pb.WorkflowExecution(workflow_id="w"), next_page_token=token)), "next_page_token")
+    await assert_serving(stub)
 
 
 @pytest.mark.parametrize("query", [
@@ -420,6 +423,7 @@ async def test_huge_numbers_in_list_queries_are_invalid(server: DevServer, stub:
                              "query: ")
         await expect_invalid(stub.CountWorkflowExecutions(svc.CountWorkflowExecutionsRequest(namespace=NS, query=query)),
                              "query: ")
+    await assert_serving(stub)
 
 
 async def test_the_embedded_stub_applies_the_same_rules() -> None:
