@@ -28,7 +28,7 @@ from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_qu
 
 from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
-from ._validate import check_payloads, check_start_request, require_id, task_rate
+from ._validate import check_payloads, check_start_request, require_id, task_rate, validated
 
 VERSION = "0.1.0"
 
@@ -37,6 +37,7 @@ M = TypeVar("M", bound=Message)
 log = logging.getLogger("spindle.frontend")
 
 
+@validated  # every RPC's request passes check_request before the method runs
 class FrontendService:
     def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine,
                  api_keys: ApiKeys | None = None) -> None:
