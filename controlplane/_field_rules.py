@@ -36,6 +36,7 @@ The limits (Temporal's where it has one):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -202,13 +203,46 @@ def _enum(fd: _d.FieldDescriptor, v: int, path: str) -> str | None:
     return None
 
 
-def _scalar(desc: _d.Descriptor, fd: _d.FieldDescriptor, v: Any, path: str, max_id: int, lenient: bool) -> str | None:
+def _scalar_check(desc: _d.Descriptor, fd: _d.FieldDescriptor, lenient: bool) -> Check | None:
+    """What a scalar field is checked with (None: nothing to check), worked out once per field (hot path)."""
+    key = (fd, lenient)
+    try:
+        return _SCALAR_CHECKS[key]
+    except KeyError:
+        pass
+    check: Check | None
     if fd.type == _T.TYPE_ENUM and not lenient:
-        return _enum(fd, v, path)
-    rule = rule_for(desc, fd, lenient)
-    if rule is None:  # a field nobody gave a rule (the completeness test fails first): hold it to the safe default
-        rule = NAME if fd.type == _T.TYPE_STRING else TOKEN if fd.type == _T.TYPE_BYTES else FREE
-    return rule(v, path, max_id)
+        check = functools.partial(_enum_check, fd)
+    else:
+        rule = rule_for(desc, fd, lenient)
+        if rule is None:  # a field nobody gave a rule (the completeness test fails first): the safe default
+            rule = NAME if fd.type == _T.TYPE_STRING else TOKEN if fd.type == _T.TYPE_BYTES else FREE
+        check = None if rule is FREE else rule
+    _SCALAR_CHECKS[key] = check
+    return check
+
+
+def _enum_check(fd: _d.FieldDescriptor, v: int, path: str, max_id: int) -> str | None:
+    return _enum(fd, v, path)
+
+
+_SCALAR_CHECKS: dict[tuple[_d.FieldDescriptor, bool], Check | None] = {}
+
+#: How the walk treats a message field, worked out once per field: ("skip",), ("map", value field) or ("walk",).
+_MESSAGE_KINDS: dict[_d.FieldDescriptor, tuple[Any, ...]] = {}
+
+
+def _message_kind(fd: _d.FieldDescriptor) -> tuple[Any, ...]:
+    kind = _MESSAGE_KINDS.get(fd)
+    if kind is None:
+        if fd.message_type.GetOptions().map_entry:
+            kind = ("map", fd.message_type.fields_by_name["value"])
+        elif fd.message_type.full_name in SKIPPED_MESSAGES:
+            kind = ("skip",)
+        else:
+            kind = ("walk",)
+        _MESSAGE_KINDS[fd] = kind
+    return kind
 
 
 def find_problem(msg: Message, path: str, max_id: int, *, skip: frozenset[str] = frozenset(),
@@ -221,12 +255,15 @@ def find_problem(msg: Message, path: str, max_id: int, *, skip: frozenset[str] =
     desc = msg.DESCRIPTOR
     lenient = lenient or desc.full_name in LENIENT_MESSAGES
     for fd, value in msg.ListFields():
-        if fd.name in skip:
+        if skip and fd.name in skip:
             continue
-        p = f"{path}.{fd.name}" if path else fd.name
         if fd.type == _T.TYPE_MESSAGE:
-            if fd.message_type.GetOptions().map_entry:
-                vf = fd.message_type.fields_by_name["value"]
+            kind = _message_kind(fd)
+            if kind[0] == "skip":
+                continue
+            p = f"{path}.{fd.name}" if path else fd.name
+            if kind[0] == "map":
+                vf = kind[1]
                 for k, v in value.items():
                     kp = f"{p}[{_clip(k)}]"
                     error = None if lenient else _name(k, f"{p} key {_clip(k)}", max_id) if isinstance(k, str) else None
@@ -240,16 +277,18 @@ def find_problem(msg: Message, path: str, max_id: int, *, skip: frozenset[str] =
                     if error:
                         return error
                 continue
-            if fd.message_type.full_name in SKIPPED_MESSAGES:
-                continue
             items = list(enumerate(value)) if fd.is_repeated else [(None, value)]
             for i, m in items:
                 error = find_problem(m, p if i is None else f"{p}[{i}]", max_id, lenient=lenient)
                 if error:
                     return error
             continue
+        check = _scalar_check(desc, fd, lenient)
+        if check is None:
+            continue
+        p = f"{path}.{fd.name}" if path else fd.name
         for i, v in (enumerate(value) if fd.is_repeated else [(None, value)]):
-            error = _scalar(desc, fd, v, p if i is None else f"{p}[{i}]", max_id, lenient)
+            error = check(v, p if i is None else f"{p}[{i}]", max_id)
             if error:
                 return error
     extra = MESSAGE_CHECKS.get(desc.full_name)

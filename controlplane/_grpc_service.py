@@ -166,3 +166,5 @@ def add_to_server(servicer: service_pb2_grpc.WorkflowServiceServicer, server: gr
             getattr(servicer, m.name), request_deserializer=lenient_deserializer(request_cls),
             response_serializer=response_cls.SerializeToString)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    # as the generated code does: registered methods skip grpcio's generic handler lookup per call (hot path)
+    server.add_registered_method_handlers(service.full_name, handlers)
