@@ -18,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 import grpc
 
 from spindle.controlplane._long_polls import LongPollLimiter, long_poll_client
 from spindle.controlplane._malformed import MalformedRequest, lenient_deserializer
+from spindle.controlplane._metrics import ServerMetrics
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
@@ -36,6 +38,7 @@ __all__ = ["GRPC_OPTIONS", "MAX_DETAILS_BYTES", "add_to_server", "clip_details",
 
 # Same logger as before this moved out of server.py, so operators' log filters keep working.
 log = logging.getLogger("spindle.server")
+_perf = time.perf_counter
 
 GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
@@ -84,12 +87,14 @@ def _anonymous_view(rpc: str, resp: Any) -> Any:
 
 
 def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None,
-                  long_polls: LongPollLimiter | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
+                  long_polls: LongPollLimiter | None = None,
+                  metrics: ServerMetrics | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
     """A gRPC servicer whose every RPC is authorized, calls the frontend and maps ServiceError to its status.
 
     ``authorizer`` None serves every caller as the anonymous system admin (authentication
     off); admin actions are audited either way. ``long_polls`` caps the long polls in
     flight (``spindle.controlplane._long_polls``): a call over a cap gets RESOURCE_EXHAUSTED.
+    ``metrics`` (optional) counts every call by method and status code and times it.
 
     Raises:
         KeyError: an RPC of the service has no access rule (``spindle.controlplane.auth._rpc_policy``).
@@ -102,7 +107,7 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
         method = getattr(frontend, name)
         rule = rule_for(name)  # every RPC must have one: fail at start, not at the first call
 
-        async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext, _m: Any = method,
+        async def serve(self: Any, request: Any, context: grpc.aio.ServicerContext, _m: Any = method,
                           _name: str = name, _audited: bool = rule.audit, _target: Any = rule.target) -> Any:
             remaining = context.time_remaining()
             loop = asyncio.get_running_loop()
@@ -144,7 +149,27 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
                     audit(principal, _name, _target(request), f"INTERNAL: {type(e).__name__}", request_details(request))
                 await context.abort(grpc.StatusCode.INTERNAL, clip_details(f"{_name}: internal error: {type(e).__name__}: {e}"))
 
-        setattr(Servicer, name, handler)
+        if metrics is None:
+            setattr(Servicer, name, serve)
+            continue
+
+        async def measured(self: Any, request: Any, context: grpc.aio.ServicerContext, _serve: Any = serve,
+                           _name: str = name) -> Any:
+            t0 = _perf()
+            code = "OK"
+            try:
+                return await _serve(self, request, context)
+            except asyncio.CancelledError:
+                code = "CANCELLED"
+                raise
+            except BaseException:  # context.abort raises once the status is set
+                c = context.code()
+                code = c.name if isinstance(c, grpc.StatusCode) else "UNKNOWN"
+                raise
+            finally:
+                metrics.rpc(_name, code, _perf() - t0)
+
+        setattr(Servicer, name, measured)
     return Servicer()
 
 

@@ -54,6 +54,9 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--tls-key-file", default=None, help="PEM private key of --tls-cert-file")
     dev.add_argument("--tls-client-ca-file", default=None,
                      help="require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert-file)")
+    dev.add_argument("--metrics-port", type=int, default=None,
+                     help="serve Prometheus metrics at http://IP:PORT/metrics (same --ip; off by default; 0 picks a "
+                          "free port)")
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
@@ -65,6 +68,8 @@ def _start_dev(args: argparse.Namespace) -> int:
         raise CliError(f"--port: {args.port} is not a port number (0-65535)")
     if args.shards < 1:
         raise CliError(f"--shards: must be at least 1, got {args.shards}")
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise CliError(f"--metrics-port: {args.metrics_port} is not a port number (0-65535)")
     _dev_tls(args)  # refuse bad TLS flags before anything starts
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return asyncio.run(_run_dev(args))
@@ -72,6 +77,7 @@ def _start_dev(args: argparse.Namespace) -> int:
 
 async def _run_dev(args: argparse.Namespace) -> int:
     from spindle.controlplane._gc import settle_after_start
+    from spindle.controlplane._metrics import ServerMetrics, serve_metrics
     from spindle.controlplane.auth import AuthSettings, open_listener_warning
     from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
     from spindle.controlplane.server import ControlPlane, FileLock, LockedError, serve
@@ -98,9 +104,11 @@ async def _run_dev(args: argparse.Namespace) -> int:
         lock.acquire()
     except LockedError as e:
         raise CliError(str(e)) from None
+    metrics = ServerMetrics() if args.metrics_port is not None else None
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
                       default_search_attributes=DEV_SEARCH_ATTRIBUTES,
-                      auth=AuthSettings(mode="api_keys" if args.auth else "none"))
+                      auth=AuthSettings(mode="api_keys" if args.auth else "none"), metrics=metrics)
+    metrics_server = None
     try:
         try:
             await cp.start()
@@ -113,6 +121,13 @@ async def _run_dev(args: argparse.Namespace) -> int:
             server, port = await serve(cp, args.ip, args.port, tls=tls)
         except (OSError, RuntimeError) as e:
             raise CliError(f"cannot listen on {args.ip}:{args.port}: {e}") from None
+        metrics_note = ""
+        if metrics is not None:
+            try:
+                metrics_server, mport = serve_metrics(metrics, args.ip, args.metrics_port)
+            except OSError as e:
+                raise CliError(f"--metrics-port: cannot listen on {args.ip}:{args.metrics_port}: {e}") from None
+            metrics_note = f", metrics at http://{args.ip}:{mport}/metrics"
         settle_after_start()
         if args.auth:
             print(await _dev_admin_key(cp), flush=True)
@@ -122,7 +137,7 @@ async def _run_dev(args: argparse.Namespace) -> int:
                 print(f"spindle: {warning}", file=sys.stderr, flush=True)
         secured = "" if tls is None else (", TLS with client certificates" if tls.mutual else ", TLS")
         print(f"spindle dev server listening on {args.ip}:{port} (database {db}, namespace 'default'{secured}"
-              f"{', API keys required' if args.auth else ''})", flush=True)
+              f"{', API keys required' if args.auth else ''}{metrics_note})", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -131,6 +146,8 @@ async def _run_dev(args: argparse.Namespace) -> int:
         await server.stop(grace=2)
         return 0
     finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
         await cp.stop()
         lock.release()
 

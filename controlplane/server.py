@@ -10,6 +10,7 @@ import grpc
 from spindle.controlplane._connections import server_options
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
 from spindle.controlplane._long_polls import LongPollLimiter
+from spindle.controlplane._metrics import ServerMetrics, instrument_store
 from spindle.controlplane._tls import ServerTLS, add_port
 from spindle.controlplane.auth import ApiKeys, AuthSettings, Authorizer, enable_audit_log
 from spindle.controlplane.clock import Clock
@@ -62,19 +63,28 @@ class ControlPlane:
     """One control-plane process: owns every shard of its store (SQLite) or those it leases (cluster).
 
     ``auth`` says how callers over the network are authenticated (default: not at all, as
-    ``start-dev`` runs); its task-token keys apply either way.
+    ``start-dev`` runs); its task-token keys apply either way. ``metrics`` (a
+    :class:`ServerMetrics`, its own registry) makes it record the server metrics (DESIGN.md
+    section 9); None (the default, and the embedded mode's) records none.
     """
 
     def __init__(self, store: Store, config: ServerConfig | None = None, clock: Clock | None = None,
                  default_namespace: str | None = "default",
-                 default_search_attributes: dict[str, int] | None = None, auth: AuthSettings | None = None) -> None:
+                 default_search_attributes: dict[str, int] | None = None, auth: AuthSettings | None = None,
+                 metrics: ServerMetrics | None = None) -> None:
         self.store = store
+        #: The metrics this process records (None: none); ``serve_metrics`` exposes them over HTTP.
+        self.metrics = metrics
+        if metrics is not None:
+            instrument_store(store, metrics)
         self.config = config or ServerConfig()
         self.clock = clock or Clock()
         self.auth = auth or AuthSettings()
         self.namespaces = NamespaceRegistry(store, default_retention_ms=int(self.config.default_retention_days * 86400_000),
                                             config=self.config)
         self.engine = HistoryEngine(store, self.config, self.clock, self.namespaces)
+        if metrics is not None:
+            self.engine.attach_metrics(metrics)
         self.engine.tokens.configure(self.auth.task_token_keys, use_store_key=self.auth.use_store_task_token_key)
         self.api_keys = ApiKeys(store, cache_ttl=self.auth.key_cache_ttl)
         self.frontend = FrontendService(store, self.config, self.namespaces, self.engine, api_keys=self.api_keys)
@@ -106,7 +116,7 @@ async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233,
     # connection cap, idle and keepalive timeouts, the raised open-files limit (docs/LIMITS.md)
     server = grpc.aio.server(options=server_options(cp.config, GRPC_OPTIONS))
     enable_audit_log()
-    add_to_server(make_servicer(cp.frontend, cp.authorizer, LongPollLimiter.from_config(cp.config)),
+    add_to_server(make_servicer(cp.frontend, cp.authorizer, LongPollLimiter.from_config(cp.config), cp.metrics),
                   server)  # malformed requests: INVALID_ARGUMENT
     bound = add_port(server, f"{host}:{port}", tls)
     if bound == 0:

@@ -80,6 +80,8 @@ class Committer:
         self._background = background
         #: Called with every txn of an existing run before it is written (the engine's history-size rule).
         self.before_commit: Callable[[Txn], None] = _nothing
+        #: Counts the starts and closes written (``ServerMetrics``); None: not counted.
+        self.metrics: Any = None
 
     async def commit(self, txn: Txn, *, new: bool = False, current_expect: str | None = None) -> None:
         """Write ``txn`` in one transaction and run its after-commit effects.
@@ -171,6 +173,10 @@ class Committer:
                 self._background.in_flight -= 1
         if m.execution is not None:
             st.db_version += 1
+        if self.metrics is not None:
+            self.metrics.events_written(st.namespace, txn.events)
+            if txn.new_run is not None:
+                self.metrics.events_written(txn.new_run[0].namespace, txn.new_run[1])
         if txn.new_run is not None:
             nst = txn.new_run[0]
             nst.db_version += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
@@ -28,6 +28,9 @@ from ._outstanding import OutstandingTasks
 from ._pending import PendingQuery
 from ._shard import ShardController
 from ._tokens import StartNonces, TaskTokens
+
+if TYPE_CHECKING:
+    from spindle.controlplane._metrics import ServerMetrics
 
 
 class CrossShard(Protocol):
@@ -90,6 +93,7 @@ class HistoryContext:
         cross_shard: the port to workflows on other shards.
         commit: the commit path (``await ctx.commit(txn)``, see ``_commit``).
         write_background: a write nobody waits for (``Committer.apply_background``).
+        metrics: where the operations record metrics (None: not recorded; ``HistoryEngine.attach_metrics``).
     """
 
     store: Store
@@ -110,6 +114,7 @@ class HistoryContext:
     commit: Callable[..., Awaitable[None]]
     write_background: Callable[[Mutation], None]
     _archival: Archival | None = None
+    metrics: "ServerMetrics | None" = None
 
     @property
     def archival(self) -> Archival:

@@ -35,7 +35,7 @@ from ._cross_shard import LocalCrossShard
 from ._executors import execute_timer, execute_transfer
 from ._outstanding import OutstandingTasks
 from ._shard import Shard, ShardController
-from ._tasks import TM_RETENTION, Task
+from ._tasks import TM_RETENTION, TM_USER_TIMER, Task
 from ._timer_queue import TimerQueue
 from ._tokens import StartNonces, TaskTokens
 from ._transfer_queue import TransferQueue
@@ -68,6 +68,7 @@ class HistoryEngine:
         #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
         self.outstanding = OutstandingTasks(self._outstanding_changed)
         committer = Committer(store, self._shards, self.cache, background)
+        self._committer = committer
         ctx = HistoryContext(
             store=store, config=config, clock=clock, namespaces=namespaces, shards=self._shards, cache=self.cache,
             matching=self.matching, backlog=backlog, admission=admission, outstanding=self.outstanding,
@@ -89,9 +90,32 @@ class HistoryEngine:
                     TimerQueue(shard_id, self.store, self.clock, self.config.timer_preload_window,
                                fire=functools.partial(execute_timer, ctx, shard),
                                due_at=workflow_task.timeout_due_at(ctx.nonces), background=ctx.background,
-                               on_due=ctx.admission.timer_due, on_fired=ctx.admission.timer_handled))
+                               on_due=self._timer_due, on_fired=ctx.admission.timer_handled))
 
         return Shard(shard_id, range_id, queues, movable=movable)
+
+    def _timer_due(self, t: Task) -> None:
+        ctx = self.context
+        ctx.admission.timer_due(t)
+        if ctx.metrics is not None and t.kind == TM_USER_TIMER:
+            ctx.metrics.timer_fired(t.fire_time_ms, self.clock.now_ms())
+
+    def attach_metrics(self, metrics: Any) -> None:
+        """Record into ``metrics`` (a ``ServerMetrics``) from now on: starts and closes, task
+        schedule-to-start, timer lag, and, at scrape time, the task queues' backlogs and the shards owned."""
+        self.context.metrics = metrics
+        self._committer.metrics = metrics
+        namespaces = self.namespaces
+
+        def backlogs() -> Iterable[tuple[str, str, int, int]]:
+            for q in self.matching.queues():
+                if q.sticky:
+                    continue
+                ns = namespaces.by_id(q.namespace_id)
+                yield (ns.name if ns is not None else q.namespace_id, q.name, q.kind, q.backlog)
+
+        metrics.backlog_source = backlogs
+        metrics.shards_source = lambda: len(self._shards.owned)
 
     @property
     def tokens(self) -> TaskTokens:

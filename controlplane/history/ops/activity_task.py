@@ -43,6 +43,8 @@ def start(ctx: HistoryContext, st: MutableState, info: ActivityInfo, identity: s
     info.started_time_ms = now
     info.identity = identity
     info.last_heartbeat_ms = now
+    if ctx.metrics is not None:
+        ctx.metrics.task_started(st.namespace, "activity", info.attempt_scheduled_time_ms or info.scheduled_time_ms, now)
     old = info.timers.pop("SCHEDULE_TO_START", None)
     if old is not None:
         if txn is not None:

@@ -89,6 +89,8 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     wt.started_time_ms = now
     wt.nonce = ctx.nonces.new()
     wt.identity = identity
+    if ctx.metrics is not None:
+        ctx.metrics.task_started(st.namespace, "workflow", wt.scheduled_time_ms, now)
     fire = now + workflow_task_timeout_ms(wt.timeout_ms, int(ctx.config.default_workflow_task_timeout * 1000))
     t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,
              extra={"n": wt.nonce}, fire_time_ms=fire)
