@@ -309,6 +309,8 @@ def _spawn_server(db: str, tls_flags: list[str] | None = None, auth: bool = Fals
     extra = ["--config", os.environ["SPINDLE_SERVER_CONFIG"]] if os.environ.get("SPINDLE_SERVER_CONFIG") else []
     extra += tls_flags or []
     extra += ["--auth"] if auth else []
+    # SPINDLE_BENCH_SERVER_METRICS=1: the server records and serves its metrics (--metrics-port 0)
+    extra += ["--metrics-port", "0"] if os.environ.get("SPINDLE_BENCH_SERVER_METRICS") else []
     proc = subprocess.Popen([exe, "server", "start-dev", "--db", db, "--port", "0", *extra,
                              "--log-level", os.environ.get("SPINDLE_SERVER_LOG_LEVEL", "warning")], stdout=subprocess.PIPE,
                             stderr=open(log, "w") if log else subprocess.DEVNULL, text=True)
