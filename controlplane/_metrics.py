@@ -23,6 +23,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
 
 __all__ = ["CLOSE_STATUS", "OTHER", "TIMED_STORE_OPERATIONS", "ServerMetrics", "instrument_store", "parse_listen",
            "serve_metrics"]
@@ -40,10 +41,10 @@ CLOSE_STATUS = {
     pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: "continued_as_new",
 }
 _STARTED = pb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED
+_KIND_NAMES = {KIND_WORKFLOW: "workflow", KIND_ACTIVITY: "activity", KIND_QUERY: "query"}
 
 # Latencies of RPCs, persistence and task dispatch: 1 ms .. 60 s (long polls land in the top buckets).
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-_KIND_NAMES = {1: "workflow", 2: "activity", 3: "query"}  # matching's KIND_* values
 
 
 class _LiveState(Collector):

@@ -1,0 +1,162 @@
+"""Server metrics (DESIGN.md section 9): scraped over HTTP from /metrics and parsed with prometheus_client's parser."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import urllib.request
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from spindle import Client, Worker, activity, workflow
+from spindle.controlplane._metrics import OTHER, ServerMetrics, serve_metrics
+from spindle.controlplane.server import ControlPlane, serve
+from spindle.controlplane.store.sqlite import SqliteStore
+from spindle.exceptions import ApplicationError, WorkflowFailureError, WorkflowNotFoundError
+from spindle_procs import DevServer
+
+pytestmark = pytest.mark.timeout(120)
+
+PINNED = ("spindle_rpc_requests_total", "spindle_rpc_latency_seconds", "spindle_workflow_started_total",
+          "spindle_workflow_closed_total", "spindle_task_schedule_to_start_seconds", "spindle_timer_lag_seconds",
+          "spindle_task_queue_backlog", "spindle_persistence_latency_seconds", "spindle_shards_owned")
+
+
+@activity.defn
+async def double(x: int) -> int:
+    return 2 * x
+
+
+@workflow.defn
+class DoubleThenSleep:
+    @workflow.run
+    async def run(self, x: int) -> int:
+        y = await workflow.execute_activity(double, x, start_to_close_timeout=timedelta(seconds=10))
+        await workflow.sleep(0.2)
+        return y
+
+
+@workflow.defn
+class Fails:
+    @workflow.run
+    async def run(self) -> None:
+        raise ApplicationError("no", non_retryable=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scrape(port: int) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """Every sample of http://127.0.0.1:PORT/metrics by sample name: [(labels, value)]."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        assert r.status == 200
+        text = r.read().decode()
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out.setdefault(s.name, []).append((s.labels, s.value))
+    return out
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    return sum(v for lab, v in samples.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+async def test_start_dev_metrics_count_what_ran(tmp_path: Path) -> None:
+    mport = free_port()
+    server = DevServer(tmp_path / "m.db", "--metrics-port", str(mport)).start()
+    try:
+        client = await Client.connect(server.address)
+        tq = "metrics-" + uuid.uuid4().hex[:6]
+        async with Worker(client, task_queue=tq, workflows=[DoubleThenSleep, Fails], activities=[double]):
+            results = [await client.execute_workflow(DoubleThenSleep.run, i, id=f"ok-{i}-{uuid.uuid4().hex[:6]}",
+                                                     task_queue=tq) for i in range(3)]
+            assert results == [0, 2, 4]
+            with pytest.raises(WorkflowFailureError):
+                await client.execute_workflow(Fails.run, id=f"fail-{uuid.uuid4().hex[:6]}", task_queue=tq)
+        # two starts on a queue nobody polls: they wait in its backlog
+        for i in range(2):
+            await client.start_workflow(DoubleThenSleep.run, i, id=f"idle-{i}-{uuid.uuid4().hex[:6]}",
+                                        task_queue="nobody-polls")
+        await asyncio.sleep(0.5)
+        m = scrape(mport)
+        for name in PINNED:
+            assert any(k == name or k.startswith(name + "_") for k in m), f"{name} missing from /metrics"
+        assert value(m, "spindle_workflow_started_total", namespace="default") == 6
+        assert value(m, "spindle_workflow_closed_total", namespace="default", status="completed") == 3
+        assert value(m, "spindle_workflow_closed_total", namespace="default", status="failed") == 1
+        assert value(m, "spindle_timer_lag_seconds_count") == 3  # one user timer fired per completed run
+        assert value(m, "spindle_task_schedule_to_start_seconds_count", namespace="default", kind="activity") == 3
+        assert value(m, "spindle_task_schedule_to_start_seconds_count", namespace="default", kind="workflow") >= 8
+        assert value(m, "spindle_rpc_requests_total", method="StartWorkflowExecution", code="OK") == 6
+        assert value(m, "spindle_rpc_latency_seconds_count", method="StartWorkflowExecution") == 6
+        assert value(m, "spindle_rpc_requests_total", method="RespondActivityTaskCompleted", code="OK") == 3
+        assert value(m, "spindle_task_queue_backlog", namespace="default", task_queue="nobody-polls",
+                     kind="workflow") == 2
+        assert value(m, "spindle_persistence_latency_seconds_count", operation="apply") > 0
+        assert value(m, "spindle_shards_owned") == 16
+        # bounded labels: no workflow or run ids anywhere
+        for samples in m.values():
+            for labels, _ in samples:
+                assert not any(v.startswith(("ok-", "fail-", "idle-")) for v in labels.values()), labels
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_error_codes_are_counted(tmp_path: Path) -> None:
+    mport = free_port()
+    server = DevServer(tmp_path / "e.db", "--metrics-port", str(mport)).start()
+    try:
+        client = await Client.connect(server.address)
+        with pytest.raises(WorkflowNotFoundError):
+            await client.get_workflow_handle("does-not-exist").describe()
+        # a failed call's status reaches the client as the handler aborts, just before the count is taken
+        for _ in range(50):
+            m = scrape(mport)
+            if value(m, "spindle_rpc_requests_total", method="DescribeWorkflowExecution"):
+                break
+            await asyncio.sleep(0.1)
+        assert value(m, "spindle_rpc_requests_total", method="DescribeWorkflowExecution", code="NOT_FOUND") == 1
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_task_queue_labels_are_capped_with_other(tmp_path: Path) -> None:
+    metrics = ServerMetrics(max_task_queue_labels=3)
+    cp = ControlPlane(SqliteStore(str(tmp_path / "c.db")), metrics=metrics)
+    await cp.start()
+    grpc_server, port = await serve(cp, "127.0.0.1", 0)
+    http, mport = serve_metrics(metrics, "127.0.0.1", 0)
+    try:
+        client = await Client.connect(f"127.0.0.1:{port}")
+        for i in range(8):
+            await client.start_workflow(DoubleThenSleep.run, i, id=f"cap-{i}", task_queue=f"q{i}")
+        await asyncio.sleep(0.3)
+        m = scrape(mport)
+        queues = {lab["task_queue"]: v for lab, v in m["spindle_task_queue_backlog"]}
+        assert len(queues) == 4 and OTHER in queues, queues
+        assert queues[OTHER] == 5 and sum(queues.values()) == 8
+        await client.close()
+    finally:
+        http.shutdown()
+        await grpc_server.stop(0)
+        await cp.stop()
+
+
+async def test_embedded_control_plane_records_nothing_by_default(tmp_path: Path) -> None:
+    cp = ControlPlane(SqliteStore(str(tmp_path / "d.db")))
+    await cp.start()
+    try:
+        assert cp.metrics is None and cp.engine.context.metrics is None
+    finally:
+        await cp.stop()
