@@ -9,6 +9,7 @@ import grpc
 
 from spindle.controlplane._connections import server_options
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
+from spindle.controlplane._health import HealthReporter
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._metrics import ServerMetrics, instrument_store
 from spindle.controlplane._tls import ServerTLS, add_port
@@ -93,6 +94,8 @@ class ControlPlane:
         self.default_namespace = default_namespace
         #: Registered in the default namespace at start (those it lacks): DEV_SEARCH_ATTRIBUTES for start-dev.
         self.default_search_attributes = default_search_attributes
+        #: grpc.health.v1 of ``serve``: SERVING while this process owns shards and its store answers.
+        self.health = HealthReporter(lambda: len(self.engine.shards), store.list_namespaces)
 
     async def start(self) -> None:
         await self.store.open(self.config.num_shards)
@@ -102,6 +105,7 @@ class ControlPlane:
         await self.engine.start()
 
     async def stop(self) -> None:
+        await self.health.stop()
         await self.engine.stop()
         await self.store.close()
 
@@ -118,8 +122,10 @@ async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233,
     enable_audit_log()
     add_to_server(make_servicer(cp.frontend, cp.authorizer, LongPollLimiter.from_config(cp.config), cp.metrics),
                   server)  # malformed requests: INVALID_ARGUMENT
+    await cp.health.add_to(server)  # grpc.health.v1: NOT_SERVING until the first check passes
     bound = add_port(server, f"{host}:{port}", tls)
     if bound == 0:
         raise OSError(f"cannot listen on {host}:{port} (is another server running there?)")
     await server.start()
+    cp.health.start()
     return server, bound

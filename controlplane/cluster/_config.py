@@ -20,6 +20,7 @@ Example::
       listen: 0.0.0.0:7234
       advertise: 10.0.0.5:7234      # what peers dial (stored in the membership row)
       tls: {cert_file: member.crt, key_file: member.key, ca_file: cluster-ca.crt, server_name: spindle-member}
+    metrics: {listen: 0.0.0.0:9090}  # Prometheus metrics at http://HOST:PORT/metrics (absent: not recorded)
 
 ``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
 present an API key or a known client certificate; ``{mode: none}`` must be written out to
@@ -41,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from spindle.controlplane.auth import AuthSettings, parse_auth_section
+from spindle.controlplane._metrics import parse_listen
 from spindle.controlplane._uri_roots import archival_root_problem
 from spindle.controlplane._tls import MemberTLS, ServerTLS, TLSFileError
 from spindle.controlplane.config import ServerConfig
@@ -101,6 +103,9 @@ class ClusterConfig:
     tls: ServerTLS | None = None
     #: The internal listener (``internal:``); the default is loopback-only, port chosen at start.
     internal: InternalConfig = field(default_factory=InternalConfig)
+    #: Where Prometheus metrics are served (``metrics: {listen: HOST:PORT}``); "" = not recorded nor served.
+    #: Off unless configured: members sharing a machine (tests, development) would collide on a fixed port.
+    metrics_listen: str = ""
 
     def server_config(self) -> ServerConfig:
         """The control plane's tunables (``server:`` section, ``num_shards`` and the ``archival:`` URIs)."""
@@ -225,7 +230,7 @@ def parse_config(data: object) -> ClusterConfig:
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping")
     known = {"store", "num_shards", "listen", "advertise", "member_id", "lease", "namespaces", "server", "archival",
-             "log_level", "auth", "tls", "internal"}
+             "log_level", "auth", "tls", "internal", "metrics"}
     unknown = set(data) - known
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
@@ -289,7 +294,16 @@ def parse_config(data: object) -> ClusterConfig:
                 "listener with mutual TLS, e.g. internal: {listen: 0.0.0.0:7234, advertise: HOST:7234, "
                 "tls: {cert_file, key_file, ca_file}} (see controlplane/cluster/README.md)")
         internal = _internal(data.get("internal"), public_tls)
-    cfg = ClusterConfig(store=store, num_shards=shards, listen=listen,
+    metrics = data.get("metrics") or {}
+    if not isinstance(metrics, dict) or set(metrics) - {"listen"}:
+        raise ConfigError("metrics: expected {listen: HOST:PORT} (listen \"\" turns metrics off)")
+    metrics_listen = str(metrics.get("listen") or "")
+    if metrics_listen:
+        try:
+            parse_listen(metrics_listen, "metrics.listen")
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+    cfg = ClusterConfig(store=store, num_shards=shards, listen=listen, metrics_listen=metrics_listen,
                         advertise=advertise, member_id=str(data.get("member_id", "")),
                         lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),
                         archival=dict(archival), log_level=str(data.get("log_level", "warning")), auth=auth,

@@ -20,6 +20,8 @@ import grpc
 from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._connections import server_options
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
+from spindle.controlplane._health import HealthReporter
+from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse_listen, serve_metrics
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._tls import add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
@@ -89,6 +91,15 @@ class ClusterNode:
                                             default_retention_ms=int(self.server_config.default_retention_days * 86400_000),
                                             config=self.server_config)
         self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
+        #: The metrics this member records (``metrics.listen`` set), served at ``metrics_address``/metrics.
+        self.metrics = ServerMetrics() if config.metrics_listen else None
+        if self.metrics is not None:
+            instrument_store(self.store, self.metrics)
+            self.engine.attach_metrics(self.metrics)
+        self.metrics_address = ""
+        self._metrics_http: Any = None
+        #: grpc.health.v1 on the public port: SERVING while this member owns shards and its store answers.
+        self.health = HealthReporter(lambda: len(self.engine.shards), self.store.list_namespaces)
         auth = config.auth
         self.engine.tokens.configure(auth.task_token_keys, use_store_key=auth.use_store_task_token_key)
         self.api_keys = ApiKeys(self.store, cache_ttl=auth.key_cache_ttl)
@@ -150,14 +161,20 @@ class ClusterNode:
                 log.warning("%s", warning)
                 self.auth_notes.append(warning)
         # The public listener serves the WorkflowService only: the internal RPC is on its own listener.
-        add_to_server(make_servicer(frontend, self.authorizer, LongPollLimiter.from_config(self.server_config)),
-                      self.server)  # malformed requests: INVALID_ARGUMENT
+        add_to_server(make_servicer(frontend, self.authorizer, LongPollLimiter.from_config(self.server_config),
+                                    self.metrics), self.server)  # malformed requests: INVALID_ARGUMENT
+        await self.health.add_to(self.server)  # NOT_SERVING until it owns shards and the store answers
+        if self.metrics is not None:
+            mhost, mport = parse_listen(self.config.metrics_listen, "metrics.listen")
+            self._metrics_http, bound = serve_metrics(self.metrics, mhost, mport)
+            self.metrics_address = f"{mhost}:{bound}"
         if self.internal_server is not None:
             await self.internal_server.start()
         await self.server.start()
         if self.leases is not None:
             await self.leases.start()
             self._ns_refresh = asyncio.create_task(self._refresh_namespaces(), name="spindle-namespaces")
+        self.health.start()
 
     def _bind_internal(self, internal: InternalService) -> str:
         """Bind the internal listener (mutual TLS with ``internal.tls``, else loopback only); its advertised address."""
@@ -199,6 +216,10 @@ class ClusterNode:
 
     async def stop(self) -> None:
         """Hand every shard over (others take them at once), stop serving and close the store."""
+        await self.health.stop()  # draining: load balancers stop sending new calls
+        if self._metrics_http is not None:
+            self._metrics_http.shutdown()
+            self._metrics_http = None
         if self._ns_refresh is not None:
             self._ns_refresh.cancel()
         if self.leases is not None:
@@ -223,7 +244,8 @@ async def serve_until_signalled(node: ClusterNode) -> None:
                                                         else "TLS, ")
     print(f"spindle cluster member {node.member_id} listening on {node.address} "
           f"({public_tls}{internal}store {node.store.name}, {node.config.num_shards} shards, "
-          f"{'API keys required' if node.config.auth.enabled else 'authentication OFF'})", flush=True)
+          f"{'API keys required' if node.config.auth.enabled else 'authentication OFF'}"
+          f"{', metrics at http://' + node.metrics_address + '/metrics' if node.metrics_address else ''})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for s in (signal.SIGINT, signal.SIGTERM):
