@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import signal
 import sys
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
+from spindle.controlplane._log_format import configure_logging
 from spindle.controlplane.config import ServerConfig
 
 
@@ -40,6 +40,9 @@ def _add_server(sub: Any) -> None:
     dev.add_argument("--namespace", action="append", default=[], help="extra namespace(s) to create at start")
     dev.add_argument("--shards", type=int, default=ServerConfig.num_shards, help="history shards (fixed per database)")
     dev.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    dev.add_argument("--log-format", default="text", choices=["text", "json"],
+                     help="stderr log lines: text (default) or json (one object per line: time, level, logger, "
+                          "message, and namespace/workflow_id/run_id where known)")
     dev.add_argument("--config", default=None,
                      help="YAML file of ServerConfig settings (controlplane/config.py), e.g. long_poll_timeout: 30")
     dev.add_argument("--blob-dir", default=None,
@@ -60,6 +63,8 @@ def _add_server(sub: Any) -> None:
     dev.set_defaults(func=_start_dev)
     start = ssub.add_parser("start", help="a cluster member: --config FILE (store, shards, addresses)")
     start.add_argument("--config", required=True, help="YAML configuration file")
+    start.add_argument("--log-format", default="text", choices=["text", "json"],
+                       help="stderr log lines: text (default) or json (one object per line)")
     start.set_defaults(func=_start_cluster)
 
 
@@ -71,7 +76,7 @@ def _start_dev(args: argparse.Namespace) -> int:
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: {args.metrics_port} is not a port number (0-65535)")
     _dev_tls(args)  # refuse bad TLS flags before anything starts
-    logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(args.log_level, args.log_format)
     return asyncio.run(_run_dev(args))
 
 
@@ -201,7 +206,7 @@ def _start_cluster(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError("cluster mode (Cloud Spanner) is not available in this build") from None
     try:
-        return int(run_from_config(args.config))
+        return int(run_from_config(args.config, log_format=args.log_format))
     except StartupError as e:
         raise CliError(str(e)) from None
 

@@ -21,6 +21,7 @@ from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._connections import server_options
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
 from spindle.controlplane._health import HealthReporter
+from spindle.controlplane._log_format import configure_logging
 from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse_listen, serve_metrics
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._tls import add_port
@@ -256,7 +257,7 @@ async def serve_until_signalled(node: ClusterNode) -> None:
         await node.stop()
 
 
-def run_from_config(path: str) -> int:
+def run_from_config(path: str, *, log_format: str = "text") -> int:
     """``spindle server start --config FILE``: run one member until SIGINT/SIGTERM. Returns the exit status.
 
     Raises:
@@ -267,8 +268,11 @@ def run_from_config(path: str) -> int:
         cfg = load_config(path)
     except ConfigError as e:
         raise StartupError(str(e)) from None
-    logging.basicConfig(level=getattr(logging, cfg.log_level.upper(), logging.WARNING),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        configure_logging(cfg.log_level if cfg.log_level in ("debug", "info", "warning", "error") else "warning",
+                          log_format)
+    except ValueError as e:
+        raise StartupError(f"--log-format: {e}") from None
     try:
         asyncio.run(serve_until_signalled(ClusterNode(cfg)))
     except (ValueError, OSError) as e:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument
@@ -83,7 +84,8 @@ async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequ
             elif st.next_event_id > ctx.config.history_warn_events and not st.history_warned:
                 st.history_warned = True
                 log.warning("workflow %s/%s has %d events (limit %d): consider continue-as-new",
-                            st.workflow_id, st.run_id, st.next_event_id - 1, ctx.config.history_max_events)
+                            st.workflow_id, st.run_id, st.next_event_id - 1, ctx.config.history_max_events,
+                            extra=run_fields(st.namespace, st.workflow_id, st.run_id))
         handed = start_inline_tasks(ctx, txn, req.identity)
         if st.running:
             txn.after_commit.append(lambda: note_history_length(ctx, st))
