@@ -204,11 +204,10 @@ class Interceptor:
 
 def check_interceptors(interceptors: Sequence[Any], what: str, base: type) -> tuple[Any, ...]:
     """Return ``interceptors`` as a tuple, or raise TypeError naming the first entry that is not a ``base``."""
+    public = f"spindle.{'client' if base.__module__.endswith('_client') else 'worker'}.{base.__qualname__}"
     if isinstance(interceptors, (str, bytes)) or not isinstance(interceptors, Sequence):
-        raise TypeError(f"{what}: expected a list of {base.__module__}.{base.__qualname__}, got {interceptors!r}")
+        raise TypeError(f"{what}: expected a list of {public}, got {interceptors!r}")
     for i, x in enumerate(interceptors):
         if not isinstance(x, base):
-            raise TypeError(f"{what}[{i}]: expected a {base.__qualname__} "
-                            f"(from spindle.{'client' if 'client' in base.__module__ else 'worker'}), "
-                            f"got {type(x).__name__}")
+            raise TypeError(f"{what}[{i}]: expected a {public}, got {type(x).__name__}")
     return tuple(interceptors)
