@@ -62,7 +62,7 @@ from spindle._interceptor_worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from spindle._workflow_api import WorkflowOutboundImpl
+from spindle._workflow_outbound import WorkflowOutboundImpl
 from spindle._workflow_defn import CallableInfo, UpdateDefinition, WorkflowDefinition
 from spindle._workflow_info import CURRENT_UPDATE, ParentInfo, UpdateInfo, WorkflowInfo
 from spindle._workflow_loop import WorkflowEventLoop
