@@ -98,14 +98,15 @@ def _coefficient(v: float, path: str, max_id: int) -> str | None:
     return None
 
 
-def _name(v: str, path: str, max_id: int) -> str | None:
-    if len(v) > max_id:
-        return f"{path}: {len(v)} characters is over the limit of {max_id}"
+def _short_without_controls(v: str, path: str, limit: int, why: str) -> str | None:
+    if len(v) > limit:
+        return f"{path}: {len(v)} characters is over the limit of {limit}"
     m = _CONTROL.search(v)
-    if m is not None:
-        return (f"{path}: control character U+{ord(m.group()):04X} at position {m.start()} "
-                "(ids and names must not contain control characters)")
-    return None
+    return f"{path}: control character U+{ord(m.group()):04X} at position {m.start()}{why}" if m else None
+
+
+def _name(v: str, path: str, max_id: int) -> str | None:
+    return _short_without_controls(v, path, max_id, " (ids and names must not contain control characters)")
 
 
 def _text(v: str, path: str, max_id: int) -> str | None:
@@ -115,10 +116,7 @@ def _text(v: str, path: str, max_id: int) -> str | None:
 
 
 def _uri(v: str, path: str, max_id: int) -> str | None:
-    if len(v) > MAX_URI_LENGTH:
-        return f"{path}: {len(v)} characters is over the limit of {MAX_URI_LENGTH}"
-    m = _CONTROL.search(v)
-    return f"{path}: control character U+{ord(m.group()):04X} at position {m.start()}" if m else None
+    return _short_without_controls(v, path, MAX_URI_LENGTH, "")
 
 
 def _token(v: bytes, path: str, max_id: int) -> str | None:
