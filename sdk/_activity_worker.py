@@ -21,7 +21,7 @@ import datetime
 import logging
 import pickle
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -33,6 +33,7 @@ from spindle._activity import (
     ActivityDefinition,
     ActivityInfo,
     CompleteAsyncError,
+    _current,
     _params_of,
     bind_arguments,
     execute,
@@ -42,6 +43,12 @@ from spindle._activity_heartbeat import Heartbeater, throttle_interval
 from spindle._activity_logging import EXTRA_KEY, logger_details
 from spindle._activity_shared_state import SharedStateManager
 from spindle._converter import WorkflowSerializationContext
+from spindle._interceptor_worker import (
+    ActivityInboundInterceptor,
+    ActivityOutboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._polling import Slots, cancel_and_wait, poll_loop
 from spindle.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
@@ -141,8 +148,10 @@ class ActivityWorker:
         identity: str,
         max_tasks_per_second: float | None = None,
         shared_state_manager: SharedStateManager | None = None,
+        interceptors: Sequence[Interceptor] = (),
     ) -> None:
         self._client = client
+        self._interceptors = tuple(interceptors)
         self._rate = max_tasks_per_second
         self._stub = client._stub
         self._ns = client.namespace
@@ -281,8 +290,16 @@ class ActivityWorker:
             heartbeater = Heartbeater(loop, throttle_interval(info.heartbeat_timeout), send)
             hb = heartbeater
 
-            def on_heartbeat(details: Sequence[Any]) -> None:
+            def record(details: Sequence[Any]) -> None:
                 hb.record(conv.to_payloads(details))
+
+            outbound: list[ActivityOutboundInterceptor] = []
+
+            def on_heartbeat(details: Sequence[Any]) -> None:
+                if outbound:
+                    outbound[0].heartbeat(*details)
+                else:
+                    record(details)
 
             ctx = ActivityContext(info, on_heartbeat)
             ctx_holder.append(ctx)
@@ -291,8 +308,11 @@ class ActivityWorker:
                 ctx.request_cancel("worker_shutdown")
             try:
                 args = self._decode_args(reg, task.input)
-                result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor,
-                                       shared_state=self._shared_state)
+                if self._interceptors:
+                    result = await self._intercepted(reg, args, ctx, dict(task.header.fields), record, outbound)
+                else:
+                    result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor,
+                                           shared_state=self._shared_state)
             except CompleteAsyncError:
                 _log_attempt(logging.DEBUG, info, "will be completed asynchronously")
                 return
@@ -334,6 +354,25 @@ class ActivityWorker:
             self._contexts.pop(token, None)
             self._payload_contexts.pop(token, None)
             self.slots.release()
+
+    async def _intercepted(self, reg: _Registered, args: list[Any], ctx: ActivityContext,
+                           headers: dict[str, pb.Payload], record: Callable[[Sequence[Any]], None],
+                           outbound: list[ActivityOutboundInterceptor]) -> Any:
+        """Run one attempt through the worker's activity interceptors (first one outermost)."""
+        async def run(input: ExecuteActivityInput) -> Any:
+            return await execute(input.fn, input.args, ctx, is_async=reg.is_async,
+                                 executor=input.executor, shared_state=self._shared_state)
+
+        inbound: ActivityInboundInterceptor = _ActivityInboundImpl(run, outbound)
+        for interceptor in reversed(self._interceptors):
+            inbound = interceptor.intercept_activity(inbound)
+        token = _current.set(ctx)  # activity.info() works in the interceptors too
+        try:
+            inbound.init(_ActivityOutboundImpl(ctx, record))
+            return await inbound.execute_activity(
+                ExecuteActivityInput(fn=reg.fn, args=args, headers=headers, executor=self._executor))
+        finally:
+            _current.reset(token)
 
     def _info(self, task: svc.PollActivityTaskQueueResponse) -> ActivityInfo:
         started = _time(task.started_time_ms) if task.started_time_ms else datetime.datetime.now(_UTC)
@@ -446,3 +485,32 @@ class ActivityWorker:
         if last_details is not None:
             req.details.CopyFrom(last_details)
         await self._respond("RespondActivityTaskCanceled", req)
+
+
+class _ActivityInboundImpl(ActivityInboundInterceptor):
+    """The end of an attempt's inbound chain: runs the activity; keeps the outbound chain for heartbeats."""
+
+    def __init__(self, run: Callable[[ExecuteActivityInput], Awaitable[Any]],
+                 outbound: list[ActivityOutboundInterceptor]) -> None:  # noqa: D107 - the end of the chain
+        self._run = run
+        self._outbound = outbound
+
+    def init(self, outbound: ActivityOutboundInterceptor) -> None:
+        self._outbound[:] = [outbound]
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        return await self._run(input)
+
+
+class _ActivityOutboundImpl(ActivityOutboundInterceptor):
+    """The end of an attempt's outbound chain: the attempt's own info and heartbeat."""
+
+    def __init__(self, ctx: ActivityContext, record: Callable[[Sequence[Any]], None]) -> None:  # noqa: D107
+        self._ctx = ctx
+        self._record = record
+
+    def info(self) -> ActivityInfo:
+        return self._ctx.info
+
+    def heartbeat(self, *details: Any) -> None:
+        self._record(details)

@@ -19,7 +19,7 @@ import socket
 import uuid
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import grpc
 import grpc.aio
@@ -33,6 +33,15 @@ from spindle._api_keys import ApiKey, MetadataStub, check_api_key, create_reques
 from spindle._converter import DataConverter, PayloadCodec, SerializationContext, WorkflowSerializationContext
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._history import History, HistoryEvent
+from spindle._interceptor_client import (
+    Interceptor,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    SignalWorkflowInput,
+    StartWorkflowInput,
+    StartWorkflowUpdateInput,
+)
+from spindle._interceptor_worker import check_interceptors
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
 from spindle._retry_delay import call_with_retries, retry_delay, throttled_wait
@@ -345,6 +354,7 @@ class Client:
         identity: str | None = None,
         channel: grpc.aio.Channel | None = None,
         embedded: Any = None,
+        interceptors: Sequence[Interceptor] = (),
     ) -> None:
         self._stub = stub
         self.namespace = namespace
@@ -359,6 +369,12 @@ class Client:
         self._embedded = embedded
         self._closed = False
         self._api_key = stub.api_key if isinstance(stub, MetadataStub) else None
+        self.interceptors: tuple[Interceptor, ...] = check_interceptors(
+            interceptors, "Client.connect(interceptors=...)", Interceptor)
+        outbound: OutboundInterceptor = _ClientOutboundImpl(self)
+        for interceptor in reversed(self.interceptors):
+            outbound = interceptor.intercept_client(outbound)
+        self._outbound = outbound
 
     @classmethod
     async def connect(
@@ -371,6 +387,7 @@ class Client:
         identity: str | None = None,
         api_key: str | None = None,
         tls: bool | TLSConfig | None = None,
+        interceptors: Sequence[Interceptor] = (),
     ) -> Client:
         """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
@@ -390,6 +407,9 @@ class Client:
                 checked against gRPC's default (public) roots. A :class:`spindle.TLSConfig`:
                 TLS with its CA, server name and client certificate (mutual TLS). Not
                 used with ``embedded:``.
+            interceptors: :class:`spindle.client.Interceptor` objects; starts, signals,
+                queries and updates go through them (the first is the outermost), and
+                they may add headers that travel with the request.
 
         Raises:
             RPCError: the server cannot be reached (``status="UNAVAILABLE"``), or it refuses
@@ -398,7 +418,8 @@ class Client:
                 client's certificate or wants one) says so in the message and is not retried.
             ValueError: ``target_host`` is empty or not a string, ``api_key`` is not a
                 printable key, or ``tls`` is given with ``embedded:``.
-            TypeError: ``tls`` is not a bool, None or a TLSConfig.
+            TypeError: ``tls`` is not a bool, None or a TLSConfig, or ``interceptors`` holds
+                something that is not a ``spindle.client.Interceptor``.
             Exception: the embedded control plane's errors (e.g. the file is locked
                 by another process) propagate unchanged.
         """
@@ -406,6 +427,7 @@ class Client:
             raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
         api_key = check_api_key(api_key)
         tls_config = as_tls_config(tls)
+        interceptors = check_interceptors(interceptors, "Client.connect(interceptors=...)", Interceptor)
         if target_host.startswith(_EMBEDDED_PREFIX):
             if tls_config is not None:
                 raise ValueError("tls: an embedded control plane runs in this process; there is no connection to secure")
@@ -413,7 +435,7 @@ class Client:
 
             cp = await embedded.start(target_host[len(_EMBEDDED_PREFIX):])
             client = cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
-                         identity=identity, embedded=cp)
+                         identity=identity, embedded=cp, interceptors=interceptors)
             client._api_key = api_key
             return client
         channel = open_channel(
@@ -431,7 +453,8 @@ class Client:
             ],
         )
         client = cls(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), namespace=namespace,
-                     data_converter=data_converter, codecs=codecs, identity=identity, channel=channel)
+                     data_converter=data_converter, codecs=codecs, identity=identity, channel=channel,
+                     interceptors=interceptors)
         closed_in_a_row = 0
 
         def refused(e: grpc.aio.AioRpcError) -> bool:
@@ -679,6 +702,21 @@ class Client:
         prepare = getattr(workflow, _START_ARGS_ATTR, None) if not isinstance(workflow, str) else None
         if prepare is not None:
             args = tuple(prepare(args))
+        signal_name = _handler(start_signal, _SIGNAL_ATTR)[0] if start_signal is not None else None
+        return cast(WorkflowHandle[Any], await self._outbound.start_workflow(StartWorkflowInput(
+            workflow=name, args=args, id=id, task_queue=task_queue, headers={}, result_type=result_type or hint,
+            id_reuse_policy=id_reuse_policy, id_conflict_policy=id_conflict_policy,
+            execution_timeout=execution_timeout, run_timeout=run_timeout, task_timeout=task_timeout, memo=memo,
+            search_attributes=search_attributes, start_delay=start_delay, start_signal=signal_name,
+            start_signal_args=start_signal_args, request_id=request_id)))
+
+    async def _start_workflow(self, input: StartWorkflowInput) -> WorkflowHandle[Any]:
+        """The end of the interceptor chain for :meth:`start_workflow`."""
+        name, id, task_queue, args = input.workflow, input.id, input.task_queue, input.args
+        execution_timeout, run_timeout, task_timeout = input.execution_timeout, input.run_timeout, input.task_timeout
+        id_reuse_policy, id_conflict_policy = input.id_reuse_policy, input.id_conflict_policy
+        memo, search_attributes, request_id = input.memo, input.search_attributes, input.request_id
+        start_delay, start_signal, start_signal_args = input.start_delay, input.start_signal, input.start_signal_args
         conv = self.data_converter
         start = svc.StartWorkflowExecutionRequest(
             namespace=self.namespace,
@@ -699,11 +737,12 @@ class Client:
             start.memo.fields[k].CopyFrom(v)
         for k, v in search_attributes_to_payloads(search_attributes, conv).items():
             start.search_attributes.indexed_fields[k].CopyFrom(v)
+        for k, v in input.headers.items():
+            start.header.fields[k].CopyFrom(v)
         try:
             if start_signal is not None:
-                signal_name, _ = _handler(start_signal, _SIGNAL_ATTR)
                 req_sws = svc.SignalWithStartWorkflowExecutionRequest(
-                    start=start, signal_name=signal_name, signal_input=conv.to_payloads(start_signal_args))
+                    start=start, signal_name=start_signal, signal_input=conv.to_payloads(start_signal_args))
                 await self._encode(req_sws, start.workflow_id)
                 # retried while throttled: the request id makes a repeated start count once
                 resp: Any = await call_with_retries(self._stub.SignalWithStartWorkflowExecution, req_sws,
@@ -718,7 +757,7 @@ class Client:
                                                        workflow_type=name)
             raise mapped from e
         return WorkflowHandle(self, id, run_id=resp.run_id, result_run_id=resp.run_id,
-                              first_execution_run_id=resp.run_id, result_type=result_type or hint,
+                              first_execution_run_id=resp.run_id, result_type=input.result_type,
                               target_run=False)
 
     async def execute_workflow(self, workflow: Any, *args: Any, **kwargs: Any) -> Any:
@@ -1136,10 +1175,17 @@ class WorkflowHandle(Generic[R]):
             WorkflowNotFoundError: no running execution with this id (and run id).
         """
         name, _ = _handler(signal, _SIGNAL_ATTR)
+        await self._client._outbound.signal_workflow(SignalWorkflowInput(
+            id=self.id, run_id=self._target_run_id or None, signal=name, args=args, headers={}))
+
+    async def _signal(self, input: SignalWorkflowInput) -> None:
         client = self._client
         req = svc.SignalWorkflowExecutionRequest(
-            namespace=client.namespace, workflow_execution=self._execution(), signal_name=name,
-            input=client.data_converter.to_payloads(args), identity=client.identity, request_id=str(uuid.uuid4()))
+            namespace=client.namespace, workflow_execution=self._execution(), signal_name=input.signal,
+            input=client.data_converter.to_payloads(input.args), identity=client.identity,
+            request_id=str(uuid.uuid4()))
+        for k, v in input.headers.items():
+            req.header.fields[k].CopyFrom(v)
         await client._encode(req)
         await client._rpc("SignalWorkflowExecution", req)
 
@@ -1153,11 +1199,18 @@ class WorkflowHandle(Generic[R]):
             WorkflowNotFoundError: no such execution.
         """
         name, hint = _handler(query, _QUERY_ATTR)
+        return await self._client._outbound.query_workflow(QueryWorkflowInput(
+            id=self.id, run_id=self._target_run_id or None, query=name, args=args, headers={}, result_type=result_type or hint,
+            timeout=timeout))
+
+    async def _query(self, input: QueryWorkflowInput) -> Any:
         client = self._client
         req = svc.QueryWorkflowRequest(
             namespace=client.namespace, execution=self._execution(),
-            query=pb.WorkflowQuery(query_type=name, query_args=client.data_converter.to_payloads(args)),
-            timeout_ms=_ms(timeout))
+            query=pb.WorkflowQuery(query_type=input.query, query_args=client.data_converter.to_payloads(input.args)),
+            timeout_ms=_ms(input.timeout))
+        for k, v in input.headers.items():
+            req.query.header.fields[k].CopyFrom(v)
         await client._encode(req)
         try:
             resp = await call_with_retries(client._stub.QueryWorkflow, req, budget=_RETRY_BUDGET)
@@ -1170,7 +1223,7 @@ class WorkflowHandle(Generic[R]):
                 raise mapped from e  # not the query's failure: the server's (a throttle outlasted the retries)
             raise E.QueryFailedError(mapped.message) from e
         await client._decode(resp, self.id)
-        values = client.data_converter.from_payloads(resp.query_result, [result_type or hint])
+        values = client.data_converter.from_payloads(resp.query_result, [input.result_type])
         return values[0] if values else None
 
     async def update(self, update: Any, *args: Any, id: str | None = None, result_type: Any = None,
@@ -1258,8 +1311,23 @@ class WorkflowHandle(Generic[R]):
             RPCError: the server refused the request (e.g. the run is closed).
         """
         req, hint = self._update_request(update, positional, args, id)
-        return await send_update(self._client, req, stage=wait_for_stage, result_type=result_type or hint,
-                                 rpc_timeout=rpc_timeout)
+        return cast(WorkflowUpdateHandle[Any], await self._client._outbound.start_workflow_update(
+            StartWorkflowUpdateInput(
+                id=self.id, run_id=self._target_run_id or None, update_id=req.request.update_id, update=req.request.name,
+                args=list(positional or args), headers={}, wait_for_stage=wait_for_stage,
+                result_type=result_type or hint, rpc_timeout=rpc_timeout)))
+
+    async def _start_update(self, input: StartWorkflowUpdateInput) -> WorkflowUpdateHandle[Any]:
+        client = self._client
+        req = svc.UpdateWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=self._execution(),
+            request=pb.UpdateRequest(update_id=input.update_id, name=input.update,
+                                     input=client.data_converter.to_payloads(list(input.args)),
+                                     identity=client.identity))
+        for k, v in input.headers.items():
+            req.request.header.fields[k].CopyFrom(v)
+        return await send_update(client, req, stage=input.wait_for_stage, result_type=input.result_type,
+                                 rpc_timeout=input.rpc_timeout)
 
     def get_update_handle(self, id: str, *, workflow_run_id: str | None = None, result_type: Any = None
                           ) -> WorkflowUpdateHandle[Any]:
@@ -1378,6 +1446,28 @@ class WorkflowHandle(Generic[R]):
             if not resp.next_page_token:
                 return  # the last page of a closed run
             token = resp.next_page_token
+
+
+class _ClientOutboundImpl(OutboundInterceptor):
+    """The end of a client's interceptor chain: the client's own calls."""
+
+    def __init__(self, client: Client) -> None:  # noqa: D107 - no next: this is the end
+        self._client = client
+
+    def _handle(self, id: str, run_id: str | None) -> WorkflowHandle[Any]:
+        return WorkflowHandle(self._client, id, run_id=run_id)
+
+    async def start_workflow(self, input: StartWorkflowInput) -> WorkflowHandle[Any]:
+        return await self._client._start_workflow(input)
+
+    async def signal_workflow(self, input: SignalWorkflowInput) -> None:
+        await self._handle(input.id, input.run_id)._signal(input)
+
+    async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+        return await self._handle(input.id, input.run_id)._query(input)
+
+    async def start_workflow_update(self, input: StartWorkflowUpdateInput) -> WorkflowUpdateHandle[Any]:
+        return await self._handle(input.id, input.run_id)._start_update(input)
 
 
 class AsyncActivityHandle:

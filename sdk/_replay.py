@@ -19,6 +19,7 @@ def replay(
     namespace: str = "default",
     workflow_id: str = "",
     run_id: str = "",
+    interceptors: Sequence[Any] = (),
 ) -> None:
     """Feed a whole recorded history through a fresh instance of ``defn``.
 
@@ -27,7 +28,8 @@ def replay(
     (before the next task or at the end of the history) are a mismatch too. A final
     ``WorkflowTaskStarted`` without outcome is run but its commands are not checked.
     Pass the original ``run_id`` when the workflow uses ``workflow.random()`` or
-    ``workflow.uuid4()`` (they are seeded from it).
+    ``workflow.uuid4()`` (they are seeded from it). ``interceptors`` (worker
+    interceptors) wrap the run as a worker's would, with ``workflow.unsafe.is_replaying()`` true.
 
     Raises:
         NonDeterminismError: the code does not reproduce the history; the message names
@@ -40,7 +42,7 @@ def replay(
         raise ValueError("a history must start with a WorkflowExecutionStarted event")
     started = events[0].workflow_execution_started_event_attributes
     inst = WorkflowInstance(defn, converter=converter, namespace=namespace, workflow_id=workflow_id,
-                            run_id=run_id, task_queue=started.task_queue)
+                            run_id=run_id, task_queue=started.task_queue, interceptors=interceptors)
     try:
         inst.replay(events)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime
+import functools
 import logging
 import os
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from spindle._activity_shared_state import SharedStateManager
 from spindle._activity_worker import ActivityWorker
+from spindle._interceptor_worker import Interceptor, check_interceptors
 from spindle._workflow_worker import WorkflowWorker
 
 __all__ = ["Worker", "WorkflowDeterminismCheckError"]
@@ -95,8 +97,13 @@ class Worker:
         debug_mode: disable deadlock detection, e.g. to step through workflow code in a
             debugger (Temporal's name); also on when the ``SPINDLE_DEBUG`` environment
             variable is set to a non-empty value other than ``0``/``false``.
+        interceptors: :class:`spindle.worker.Interceptor` objects wrapping each activity
+            attempt and each workflow run (the first is the outermost). A client's
+            interceptors that are also worker interceptors are not added automatically:
+            pass them here too.
 
     Raises:
+        TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``.
         ValueError: no workflows and no activities, an empty task queue, two
             workflows or activities with the same name, a sync activity with a
             non-thread ``activity_executor`` but no ``shared_state_manager``, a
@@ -126,12 +133,14 @@ class Worker:
         shared_state_manager: SharedStateManager | None = None,
         deadlock_detection_timeout: datetime.timedelta | None = datetime.timedelta(seconds=2),
         debug_mode: bool = False,
+        interceptors: Sequence[Interceptor] = (),
     ) -> None:
         if deadlock_detection_timeout is not None and deadlock_detection_timeout <= datetime.timedelta(0):
             raise ValueError(f"deadlock_detection_timeout must be positive (or None to disable it), "
                              f"got {deadlock_detection_timeout}")
         if max_task_queue_activities_per_second is not None and max_task_queue_activities_per_second <= 0:
             raise ValueError("max_task_queue_activities_per_second must be positive (or None for no limit)")
+        interceptors = check_interceptors(interceptors, "Worker(interceptors=...)", Interceptor)
         if not task_queue:
             raise ValueError("Worker needs a task_queue")
         if not workflows and not activities:
@@ -171,7 +180,8 @@ class Worker:
                 sticky_schedule_to_start_ms=int(sticky_schedule_to_start_timeout.total_seconds() * 1000),
                 activity_worker=None,
                 identity=self.identity,
-                instance_factory=WorkflowInstance,
+                instance_factory=(functools.partial(WorkflowInstance, interceptors=interceptors)
+                                  if interceptors else WorkflowInstance),
                 pollers=workflow_task_pollers,
                 deadlock_timeout=deadlock_timeout,
             )
@@ -187,6 +197,7 @@ class Worker:
                 identity=self.identity,
                 max_tasks_per_second=max_task_queue_activities_per_second,
                 shared_state_manager=shared_state_manager,
+                interceptors=interceptors,
             )
             if ww is not None:
                 ww._activities = self._activity_worker

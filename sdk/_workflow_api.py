@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TypeVar, cast
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import TimeoutError, WorkflowContextError
+from spindle._interceptor_worker import StartActivityInput, StartChildWorkflowInput
 from spindle._retry_policy import RetryPolicy
 from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle
@@ -260,17 +261,13 @@ def _schedule_activity(
         raise TypeError(f"{api}: cancellation_type must be a workflow.ActivityCancellationType, "
                         f"got {cancellation_type!r}")
     name, hint = _activity_type(activity)
-    attrs = pb.ScheduleActivityTaskCommandAttributes(
-        activity_id=activity_id or "", activity_type=name, task_queue=task_queue or "",
-        input=inst._converter.to_payloads(arguments),
-        start_to_close_timeout_ms=_ms(start_to_close_timeout),
-        schedule_to_close_timeout_ms=_ms(schedule_to_close_timeout),
-        schedule_to_start_timeout_ms=_ms(schedule_to_start_timeout),
-        heartbeat_timeout_ms=_ms(heartbeat_timeout),
-    )
-    if retry_policy is not None:
-        attrs.retry_policy.CopyFrom(retry_policy.to_proto())
-    return inst.schedule_activity(attrs, result_type if result_type is not None else hint, cancellation_type).handle
+    request = StartActivityInput(
+        activity=name, args=arguments, headers={}, activity_id=activity_id, task_queue=task_queue,
+        start_to_close_timeout=start_to_close_timeout, schedule_to_close_timeout=schedule_to_close_timeout,
+        schedule_to_start_timeout=schedule_to_start_timeout, heartbeat_timeout=heartbeat_timeout,
+        retry_policy=retry_policy, cancellation_type=cancellation_type,
+        result_type=result_type if result_type is not None else hint)
+    return cast(ActivityHandle[Any], inst.outbound.start_activity(request))
 
 
 def start_activity(
@@ -446,24 +443,12 @@ async def start_child_workflow(
     else:
         d = WorkflowDefinition.from_target(workflow)
         name, hint = d.name, d.return_type
-    conv = inst._converter
-    attrs = pb.StartChildWorkflowExecutionCommandAttributes(
-        workflow_id=id or "", workflow_type=name, task_queue=task_queue or "",
-        input=conv.to_payloads(arguments), execution_timeout_ms=_ms(execution_timeout),
-        run_timeout_ms=_ms(run_timeout), parent_close_policy=cast(Any, int(parent_close_policy or 0)),
-        workflow_id_reuse_policy=cast(Any, int(id_reuse_policy or 0)),
-    )
-    for k, v in (memo or {}).items():
-        attrs.memo.fields[k].CopyFrom(conv.to_payload(v))
-    for k, v in (search_attributes or {}).items():
-        attrs.search_attributes.indexed_fields[k].CopyFrom(conv.to_payload(v))
-    machine = inst.start_child(attrs, result_type if result_type is not None else hint)
-    try:
-        await asyncio.shield(machine.started)
-    except asyncio.CancelledError:
-        machine.request_cancel()
-        raise
-    return machine.handle
+    request = StartChildWorkflowInput(
+        workflow=name, args=arguments, headers={}, id=id, task_queue=task_queue,
+        parent_close_policy=parent_close_policy, execution_timeout=execution_timeout, run_timeout=run_timeout,
+        id_reuse_policy=id_reuse_policy, memo=memo, search_attributes=search_attributes,
+        result_type=result_type if result_type is not None else hint)
+    return cast(ChildWorkflowHandle[Any], await inst.outbound.start_child_workflow(request))
 
 
 async def execute_child_workflow(workflow: Any, *arg_values: Any, **options: Any) -> Any:

@@ -26,6 +26,7 @@ import builtins
 import collections
 import contextlib
 import contextvars
+import functools
 import logging
 import random as _random
 
@@ -54,6 +55,14 @@ from spindle._statemachines._command import (
 )
 from spindle._statemachines.markers import VERSION_MARKER, RecordedMarkers
 from spindle._statemachines.update import accept_command, complete_command, reject_command
+from spindle._interceptor_worker import (
+    ExecuteWorkflowInput,
+    Interceptor,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
+)
+from spindle._workflow_outbound import WorkflowOutboundImpl
 from spindle._workflow_defn import CallableInfo, UpdateDefinition, WorkflowDefinition
 from spindle._workflow_info import CURRENT_UPDATE, ParentInfo, UpdateInfo, WorkflowInfo
 from spindle._workflow_loop import WorkflowEventLoop
@@ -113,8 +122,12 @@ class WorkflowInstance(RuntimeServices):
         workflow_id: str = "",
         run_id: str = "",
         task_queue: str = "",
+        interceptors: Sequence[Interceptor] = (),
     ) -> None:
         self.defn: WorkflowDefinition = WorkflowDefinition.from_target(defn)
+        self._interceptors = tuple(interceptors)
+        #: The run's outbound interceptor chain (workflow API calls go through it).
+        self.outbound: WorkflowOutboundInterceptor = WorkflowOutboundImpl(self)
         self._converter = converter or DataConverter.default
         self._namespace = namespace
         self._workflow_id = workflow_id
@@ -462,11 +475,27 @@ class WorkflowInstance(RuntimeServices):
         else:
             if self.defn.cls is not None:
                 self._obj = self.defn.cls(*args) if self.defn.init_takes_args else self.defn.cls()
-                coro = run.fn(self._obj, *args)
+                run_fn = functools.partial(run.fn, self._obj)
             else:
-                coro = run.fn(*args)
+                run_fn = run.fn
+            if self._interceptors:
+                inbound = self._inbound_chain()
+                coro = inbound.execute_workflow(ExecuteWorkflowInput(
+                    type=self._info.workflow_type, run_fn=run_fn, args=args, headers=dict(a.header.fields)))
+            else:
+                coro = run_fn(*args)
         self._run_task = self._loop.create_task(coro, name=f"workflow {self.defn.name}")
         self._run_task.add_done_callback(self._run_done)
+
+    def _inbound_chain(self) -> WorkflowInboundInterceptor:
+        """Build the run's inbound chain (first interceptor outermost) and let it wrap the outbound one."""
+        inbound: WorkflowInboundInterceptor = _WorkflowInboundImpl(self)
+        classes = [i.workflow_interceptor_class(WorkflowInterceptorClassInput()) for i in self._interceptors]
+        for cls in reversed(classes):
+            if cls is not None:
+                inbound = cls(inbound)
+        inbound.init(WorkflowOutboundImpl(self))
+        return inbound
 
     def _run_done(self, task: asyncio.Task[Any]) -> None:
         exc: BaseException | None
@@ -641,6 +670,19 @@ class WorkflowInstance(RuntimeServices):
             self._commands.append(CommandEntry(complete_command(update_id, failure=self._converter.to_failure(exc))))
         else:
             self._handler_failed(exc, f"update handler {name!r}")
+
+
+class _WorkflowInboundImpl(WorkflowInboundInterceptor):
+    """The end of a run's inbound chain: runs the workflow's own code."""
+
+    def __init__(self, inst: WorkflowInstance) -> None:  # noqa: D107 - no next: this is the end
+        self._inst = inst
+
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        self._inst.outbound = outbound
+
+    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
+        return await input.run_fn(*input.args)
 
 
 def _update_context(update_id: str, name: str) -> contextvars.Context:

@@ -15,6 +15,14 @@ from spindle._client import (
     WorkflowExecutionDescription,
     WorkflowHandle,
 )
+from spindle._interceptor_client import (
+    Interceptor,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    SignalWorkflowInput,
+    StartWorkflowInput,
+    StartWorkflowUpdateInput,
+)
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._raw_description import PendingActivityState
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage
@@ -46,4 +54,10 @@ __all__ = [
     "WorkflowUpdateRPCTimeoutOrCancelledError",
     "WorkflowContinuedAsNewError",
     "RPCError",
+    "Interceptor",
+    "OutboundInterceptor",
+    "StartWorkflowInput",
+    "SignalWorkflowInput",
+    "QueryWorkflowInput",
+    "StartWorkflowUpdateInput",
 ]

@@ -1,6 +1,24 @@
-"""Public worker API: :class:`Worker`, and :class:`SharedStateManager` for process-pool activities."""
+"""Public worker API: :class:`Worker`, its interceptors, and :class:`SharedStateManager` for process-pool activities."""
 
 from spindle._activity_shared_state import SharedHeartbeatSender, SharedStateManager
+from spindle._interceptor_worker import (
+    ActivityInboundInterceptor,
+    ActivityOutboundInterceptor,
+    ExecuteActivityInput,
+    ExecuteWorkflowInput,
+    HandleSignalInput,
+    Interceptor,
+    StartActivityInput,
+    StartChildWorkflowInput,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
+)
 from spindle._worker import Worker, WorkflowDeterminismCheckError
 
-__all__ = ["Worker", "WorkflowDeterminismCheckError", "SharedStateManager", "SharedHeartbeatSender"]
+__all__ = [
+    "Worker", "WorkflowDeterminismCheckError", "SharedStateManager", "SharedHeartbeatSender",
+    "Interceptor", "ActivityInboundInterceptor", "ActivityOutboundInterceptor", "ExecuteActivityInput",
+    "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
+    "ExecuteWorkflowInput", "HandleSignalInput", "StartActivityInput", "StartChildWorkflowInput",
+]

@@ -18,6 +18,7 @@ from typing import Any, Union
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle._converter import DataConverter
 from spindle._history import History
+from spindle._interceptor_worker import Interceptor, check_interceptors
 from spindle._replay import replay
 from spindle._workflow_defn import WorkflowDefinition
 
@@ -119,14 +120,18 @@ class Replayer:
             event and looked up here by name.
         data_converter: the converter the workflows ran with (default: the SDK's).
         namespace: reported to the workflow by ``workflow.info()``.
+        interceptors: worker interceptors (``spindle.worker.Interceptor``) whose workflow
+            interceptors wrap each replayed run, as on the worker that recorded it.
 
     Raises:
-        TypeError: an entry is not a workflow definition.
+        TypeError: an entry is not a workflow definition, or an interceptor is not a
+            ``spindle.worker.Interceptor``.
         ValueError: two definitions share a type name.
     """
 
     def __init__(self, *, workflows: Iterable[Any], data_converter: DataConverter | None = None,
-                 namespace: str = "default") -> None:
+                 namespace: str = "default", interceptors: Sequence[Interceptor] = ()) -> None:
+        self._interceptors = check_interceptors(interceptors, "Replayer(interceptors=...)", Interceptor)
         self._defns: dict[str, WorkflowDefinition] = {}
         for w in workflows:
             d = WorkflowDefinition.from_target(w)
@@ -186,7 +191,7 @@ class Replayer:
             known = ", ".join(self.workflow_types) or "none"
             raise UnknownWorkflowTypeError(f"workflow type {wtype!r} is not registered with the Replayer (registered: {known})")
         replay(defn, events, converter=self._converter, namespace=self._namespace,
-               workflow_id=h.workflow_id, run_id=h.run_id)
+               workflow_id=h.workflow_id, run_id=h.run_id, interceptors=self._interceptors)
 
 
 def _workflow_type(h: History) -> str:
