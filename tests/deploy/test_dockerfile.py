@@ -1,0 +1,212 @@
+"""The repository's Dockerfile, checked without a container engine: its entrypoint against the real CLI,
+its ports against the configuration, its health check against a running server, its user, its stages."""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from deploy_helpers import REPO, copies, dockerfile, example_cluster_config, healthcheck_command, port_of
+
+HEALTHCHECK_SCRIPT = REPO / "deploy" / "healthcheck.py"
+
+
+def load_healthcheck() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("spindle_deploy_healthcheck", HEALTHCHECK_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def runtime():  # type: ignore[no-untyped-def]
+    return dockerfile()[1][-1]
+
+
+def test_multi_stage_build_installs_a_wheel_into_a_slim_runtime() -> None:
+    args, stages = dockerfile()
+    assert len(stages) >= 2, "the Dockerfile must build in one stage and run in another"
+    build, run = stages[0], stages[-1]
+    assert "slim" in run.image, f"the runtime stage should start from a slim image, got {run.image}"
+    assert any("--wheel" in i.args for i in build.all("RUN")), "the build stage must build a wheel"
+    from_build = [c for c in copies(run) if c[2].get("from") == build.name]
+    assert from_build, f"the runtime stage must COPY --from={build.name} (the wheel)"
+    assert any(".whl" in i.args and "pip install" in i.args for i in run.all("RUN"))
+    # the runtime gets the dependencies of the cluster's stores: Spanner and GCS
+    install = next(i.args for i in run.all("RUN") if ".whl" in i.args)
+    extras = set(re.search(r"\[([a-z,]+)\]", install).group(1).split(","))  # type: ignore[union-attr]
+    import tomllib
+
+    optional = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"spanner", "gcs"} <= extras and extras <= set(optional), extras
+    # and the sources that make the package: every folder of [tool.setuptools.package-dir]
+    package_dirs = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+                       .values())
+    copied = {src.rstrip("/") for srcs, _, _ in copies(build) for src in srcs}
+    assert package_dirs <= copied, f"the build stage does not copy {package_dirs - copied}"
+    assert {"pyproject.toml", "README.md"} <= copied  # README.md: pyproject's readme
+
+
+def test_entrypoint_and_cmd_are_a_real_spindle_server_start_command_line() -> None:
+    from spindle.controlplane import cli
+
+    run = runtime()
+    (entry,) = run.all("ENTRYPOINT")
+    (cmd,) = run.all("CMD")
+    argv = entry.exec_form() + cmd.exec_form()
+    assert argv[0] == "spindle"
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["spindle"] == "spindle.controlplane.cli:main", "the image runs the `spindle` console script"
+    args = cli.build_parser().parse_args(argv[1:])  # SystemExit (a failed test) on any unknown flag
+    assert (args.cmd, args.server_cmd) == ("server", "start")
+    assert args.func is cli._start_cluster
+    assert args.config == "/etc/spindle/config.yaml"
+    # exact option names (argparse would also accept an abbreviation such as --conf)
+    start = cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
+    start = start._subparsers._group_actions[0].choices["start"]
+    real = {o for a in start._actions for o in a.option_strings}
+    assert {w.split("=")[0] for w in argv if w.startswith("--")} <= real, (argv, real)
+    # the configuration folder exists in the image and belongs to the runtime user
+    assert any("/etc/spindle" in i.args for i in run.all("RUN"))
+
+
+def test_exposed_ports_are_the_ports_the_server_listens_on() -> None:
+    from spindle.controlplane import cli
+
+    run = runtime()
+    exposed = {int(p.split("/")[0]) for i in run.all("EXPOSE") for p in i.args.split()}
+    example = example_cluster_config()
+    start_dev = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
+                     ._subparsers._group_actions[0].choices["start-dev"]._actions if a.dest == "port")
+    public = port_of(example["listen"])
+    assert public == start_dev.default == 7233
+    from spindle.controlplane.cluster._config import ClusterConfig
+
+    assert port_of(ClusterConfig.listen) == public  # the config's default listen address
+    expected = {public, port_of(example["internal"]["listen"]), port_of(example["metrics"]["listen"])}
+    assert exposed == expected, f"EXPOSE {sorted(exposed)}; the configuration uses {sorted(expected)}"
+
+
+def test_runs_as_a_non_root_user_with_a_numeric_id() -> None:
+    run = runtime()
+    users = run.all("USER")
+    assert users, "the runtime stage must set USER"
+    user = users[-1].args
+    uid, _, gid = user.partition(":")
+    assert uid.isdigit() and int(uid) != 0, f"USER {user}: must be a numeric, non-zero uid (runAsNonRoot)"
+    assert not gid or (gid.isdigit() and int(gid) != 0)
+    created = " ".join(i.args for i in run.all("RUN"))
+    assert f"--uid {uid}" in created, f"uid {uid} is not created by useradd in the runtime stage"
+    # nothing after USER switches back to root
+    last_user = run.instructions.index(users[-1])
+    assert not [i for i in run.instructions[last_user + 1:] if i.keyword == "RUN"]
+
+
+def test_healthcheck_runs_the_installed_grpc_health_script() -> None:
+    run = runtime()
+    command = healthcheck_command(run)
+    installed = {dest: srcs for srcs, dest, flags in copies(run) if "from" not in flags}
+    assert command[0] in {Path(d).name for d in installed} or command[0] in installed, \
+        f"HEALTHCHECK runs {command[0]!r}, which no COPY installs"
+    dest = next(d for d in installed if Path(d).name == Path(command[0]).name)
+    assert Path(dest).parent.as_posix() in ("/usr/local/bin", "/usr/bin"), "it must be on PATH"
+    assert installed[dest] == ["deploy/healthcheck.py"] and HEALTHCHECK_SCRIPT.is_file()
+    assert HEALTHCHECK_SCRIPT.read_text().startswith("#!/usr/bin/env python3")
+    module = load_healthcheck()
+    from grpc_health.v1 import health_pb2  # the module the script imports (grpcio-health-checking, a dependency)
+
+    assert health_pb2.HealthCheckResponse.SERVING == 1 and callable(module.check)
+
+
+def test_dockerignore_keeps_what_the_build_copies() -> None:
+    patterns = [ln.strip() for ln in (REPO / ".dockerignore").read_text().splitlines()
+                if ln.strip() and not ln.startswith("#")]
+
+    def ignored(path: str) -> bool:
+        result = False
+        for p in patterns:
+            negate = p.startswith("!")
+            pat = p[1:] if negate else p
+            if fnmatch.fnmatch(path, pat) or path.startswith(pat.rstrip("/") + "/"):
+                result = not negate
+        return result
+
+    _, stages = dockerfile()
+    for stage in stages:
+        for srcs, _, flags in copies(stage):
+            if "from" in flags:
+                continue
+            for src in srcs:
+                assert (REPO / src).exists(), f"COPY {src}: no such path in the repository"
+                assert not ignored(src.rstrip("/")), f".dockerignore excludes {src}, which the Dockerfile copies"
+    assert ignored(".venv") and ignored(".git") and ignored("tests")
+
+
+def test_healthcheck_script_reports_serving_for_a_live_server_and_fails_otherwise(tmp_path: Path) -> None:
+    from spindle_procs import DevServer
+
+    module = load_healthcheck()
+    server = DevServer(tmp_path / "hc.db").start()
+    try:
+        ok, line = module.check({"SPINDLE_HEALTHCHECK_ADDRESS": server.address})
+        for _ in range(50):  # SERVING once the process owns its shards (checked in the background)
+            if ok:
+                break
+            import time
+
+            time.sleep(0.1)
+            ok, line = module.check({"SPINDLE_HEALTHCHECK_ADDRESS": server.address})
+        assert ok, line
+        assert line.endswith("SERVING")
+        proc = subprocess.run([sys.executable, str(HEALTHCHECK_SCRIPT)], capture_output=True, text=True,
+                              env={**os.environ, "SPINDLE_HEALTHCHECK_ADDRESS": server.address}, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        port = server.port
+    finally:
+        server.stop()
+    proc = subprocess.run([sys.executable, str(HEALTHCHECK_SCRIPT)], capture_output=True, text=True,
+                          env={**os.environ, "SPINDLE_HEALTHCHECK_ADDRESS": f"127.0.0.1:{port}",
+                               "SPINDLE_HEALTHCHECK_TIMEOUT": "1"}, timeout=60)
+    assert proc.returncode == 1
+    assert "UNAVAILABLE" in proc.stderr or "DEADLINE_EXCEEDED" in proc.stderr, proc.stderr
+
+
+def test_healthcheck_script_speaks_tls_with_the_configured_ca(tmp_path: Path) -> None:
+    """As in the GKE pod: the certificate names the public DNS name only; the probe dials 127.0.0.1."""
+    from spindle_procs import DevServer
+    from tls_certs import CertificateAuthority
+
+    ca = CertificateAuthority()
+    cert, key = ca.issue("spindle.example.com", dns_names=["spindle.example.com"]).write(tmp_path, "server")
+    ca_file = ca.write(tmp_path)
+    module = load_healthcheck()
+    server = DevServer(tmp_path / "tls.db", "--tls-cert-file", str(cert), "--tls-key-file", str(key)).start()
+    try:
+        env = {"SPINDLE_HEALTHCHECK_ADDRESS": server.address, "SPINDLE_HEALTHCHECK_CA_FILE": str(ca_file),
+               "SPINDLE_HEALTHCHECK_SERVER_NAME": "spindle.example.com", "SPINDLE_HEALTHCHECK_TIMEOUT": "5"}
+        ok, line = module.check(env)
+        for _ in range(50):
+            if ok:
+                break
+            import time
+
+            time.sleep(0.1)
+            ok, line = module.check(env)
+        assert ok, line
+        plaintext, why = module.check({"SPINDLE_HEALTHCHECK_ADDRESS": server.address,
+                                       "SPINDLE_HEALTHCHECK_TIMEOUT": "1"})
+        assert not plaintext, why  # a plaintext probe cannot pass against the TLS port
+        wrong_name, why = module.check({**env, "SPINDLE_HEALTHCHECK_SERVER_NAME": "other.example.com"})
+        assert not wrong_name and "UNAVAILABLE" in why, why
+    finally:
+        server.stop()
