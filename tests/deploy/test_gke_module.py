@@ -1,0 +1,226 @@
+"""terraform/modules/gcp-gke-control-plane against the server it deploys.
+
+The ConfigMap's server configuration is evaluated by Terraform itself (config.tf uses only
+variables and locals, so this runs offline) and then read by Spindle's own configuration
+loader, after the pod's init-container command has rendered it, as the DDL of gcp-spanner is
+checked against the store's schema. The module's copy of the ServerConfig field names, its
+container ports and the server's command line are checked against the real code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deploy_helpers import REPO, dockerfile, port_of
+
+MODULE = REPO / "terraform" / "modules" / "gcp-gke-control-plane"
+HEALTHCHECK_SCRIPT = REPO / "deploy" / "healthcheck.py"
+#: ServerConfig fields the module sets from variables of their own, not through server_settings.
+SET_BY_MODULE = {"num_shards": "num_shards", "archive_uri": "archive_uri", "blob_store_uri": "blob_store_uri",
+                 "archival_allowed_roots": "archival_allowed_roots"}
+OUTPUTS = ("server_config_yaml", "ports", "render_config_command", "server_args", "healthcheck_env", "secrets_dir",
+           "secret_files", "config_template_dir", "config_dir", "server_config")
+TFVARS = {
+    "project_id": "acme-prod", "region": "europe-west1", "spanner_instance": "spindle-spanner",
+    "spanner_database": "spindle", "service_account_email": "spindle-server@acme-prod.iam.gserviceaccount.com",
+    "image": "europe-west1-docker.pkg.dev/acme-prod/spindle/spindle:0.1.0", "public_hostname": "spindle.acme.internal",
+    "archive_uri": "gs://spindle-archive-acme-prod/archive", "blob_store_uri": "gs://spindle-archive-acme-prod/blobs",
+    "archival_allowed_roots": ["gs://spindle-archive-acme-prod/tenants"], "num_shards": 32,
+    "namespaces": ["default", "orders"], "server_settings": {"long_poll_timeout": 30, "max_long_polls": 5000},
+}
+
+
+def terraform_bin() -> str:
+    path = shutil.which("terraform")
+    if path is None:
+        pytest.skip("terraform is not on PATH")
+    return path
+
+
+def evaluate(work: Path, tfvars: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """``terraform apply`` of config.tf + variables.tf alone (no providers) with ``tfvars``."""
+    work.mkdir(parents=True, exist_ok=True)
+    for name in ("config.tf", "variables.tf"):
+        shutil.copy(MODULE / name, work / name)
+    (work / "out.tf").write_text("".join(f'output "{o}" {{ value = local.{o} }}\n' for o in OUTPUTS))
+    (work / "test.auto.tfvars.json").write_text(json.dumps(tfvars))
+    (work / "empty.tfrc").write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "SPINDLE_"))}
+    env.update({"TF_CLI_CONFIG_FILE": str(work / "empty.tfrc"), "CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1",
+                "TF_INPUT": "0", "HOME": str(work)})
+    tf = terraform_bin()
+    proc = subprocess.run([tf, "apply", "-auto-approve", "-no-color"], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode == 0:
+        out = subprocess.run([tf, "output", "-json"], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        proc.stdout = out.stdout
+    return proc
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    proc = evaluate(tmp_path_factory.mktemp("gke-config"), TFVARS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {k: v["value"] for k, v in json.loads(proc.stdout).items()}
+
+
+def write_secrets(folder: Path, files: dict[str, str], public_hostname: str, member_name: str) -> None:
+    """What the platform team puts into Secret Manager (see docs/DEPLOYING_GCP.md), as files."""
+    from spindle.controlplane.auth._keys import format_secret, new_secret
+    from tls_certs import CertificateAuthority
+
+    public_ca, member_ca = CertificateAuthority("Public CA"), CertificateAuthority("Member CA")
+    public = public_ca.issue(public_hostname, dns_names=[public_hostname])
+    member = member_ca.issue(member_name, dns_names=[member_name])
+    folder.mkdir(parents=True, exist_ok=True)
+    contents = {"tls_cert": public.cert, "tls_key": public.key, "tls_ca": public_ca.cert_pem,
+                "member_cert": member.cert, "member_key": member.key, "member_ca": member_ca.cert_pem,
+                "bootstrap_admin_key": (format_secret(new_secret()) + "\n").encode()}
+    assert set(contents) == set(files), f"the module mounts {sorted(files)}; this test writes {sorted(contents)}"
+    for key, data in contents.items():
+        (folder / files[key]).write_bytes(data)
+
+
+def render_in_pod(rendered: dict[str, Any], root: Path, pod_name: str) -> Path:
+    """Run the init container's command (paths moved under ``root``): the member's config.yaml."""
+    template_dir = root / rendered["config_template_dir"].lstrip("/")
+    config_dir = root / rendered["config_dir"].lstrip("/")
+    secrets_dir = root / rendered["secrets_dir"].lstrip("/")
+    template_dir.mkdir(parents=True)
+    config_dir.mkdir(parents=True)
+    # the ConfigMap's data as mounted, with the secrets' mount point moved under root
+    (template_dir / "config.yaml").write_text(rendered["server_config_yaml"].replace(rendered["secrets_dir"],
+                                                                                     str(secrets_dir)))
+    command = [w.replace(rendered["config_template_dir"], str(template_dir))
+               .replace(rendered["config_dir"] + "/", str(config_dir) + "/") for w in rendered["render_config_command"]]
+    proc = subprocess.run(command, env={"POD_NAME": pod_name, "PATH": os.environ["PATH"]}, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return config_dir / "config.yaml"
+
+
+def test_config_map_is_a_server_config_the_loader_accepts(rendered: dict[str, Any], tmp_path: Path) -> None:
+    from spindle.controlplane.cluster._config import load_config
+
+    write_secrets(tmp_path / rendered["secrets_dir"].lstrip("/"), rendered["secret_files"], TFVARS["public_hostname"],
+                  "spindle-member")
+    path = render_in_pod(rendered, tmp_path, "spindle-1")
+    assert "__POD_NAME__" not in path.read_text()
+    cfg = load_config(path)  # every key known, every file readable, mTLS between members, etc.
+    assert (cfg.store.kind, cfg.store.project, cfg.store.instance, cfg.store.database) == \
+        ("spanner", "acme-prod", "spindle-spanner", "spindle")
+    assert not cfg.store.auto_setup  # the service account has data access only; the schema is set up beforehand
+    member = "spindle-1.spindle-members.spindle.svc.cluster.local"
+    ports = rendered["ports"]
+    assert port_of(cfg.listen) == ports["public"] and cfg.advertise == f"{member}:{ports['public']}"
+    assert port_of(cfg.internal.listen) == ports["internal"] and cfg.internal.advertise == f"{member}:{ports['internal']}"
+    assert port_of(cfg.metrics_listen) == ports["metrics"]
+    assert cfg.internal.tls is not None and cfg.internal.tls.server_name == "spindle-member"
+    assert cfg.tls is not None and not cfg.tls.mutual
+    assert cfg.auth.enabled and cfg.auth.bootstrap_admin_key_file.endswith("/bootstrap-admin-key")
+    assert cfg.num_shards == 32 and cfg.namespaces == ("default", "orders")
+    server = cfg.server_config()
+    assert (server.long_poll_timeout, server.max_long_polls) == (30, 5000)
+    assert server.archive_uri == TFVARS["archive_uri"] and server.blob_store_uri == TFVARS["blob_store_uri"]
+    assert server.archival_allowed_roots == tuple(TFVARS["archival_allowed_roots"])
+
+
+def test_server_settings_validation_lists_exactly_the_serverconfig_fields() -> None:
+    from spindle.controlplane.config import ServerConfig
+
+    text = (MODULE / "variables.tf").read_text()
+    block = text.split('variable "server_settings"', 1)[1].split("\nvariable ", 1)[0]
+    listed = re.findall(r'^\s+"([a-z_0-9]+)",?$', block, re.MULTILINE)
+    real = [f.name for f in fields(ServerConfig) if f.name not in SET_BY_MODULE]
+    assert sorted(listed) == sorted(real), (
+        f"variables.tf server_settings lists {sorted(set(listed) - set(real))} that ServerConfig lacks and misses "
+        f"{sorted(set(real) - set(listed))}: update the list in the validation of server_settings")
+    # the fields left out are written by the module from their own variables
+    config_tf = (MODULE / "config.tf").read_text()
+    for name in SET_BY_MODULE:
+        assert f"var.{name}" in config_tf, f"ServerConfig.{name} is neither in server_settings nor set by config.tf"
+
+
+def test_terraform_refuses_an_unknown_server_setting(tmp_path: Path) -> None:
+    proc = evaluate(tmp_path, {**TFVARS, "server_settings": {"long_pole_timeout": 30}})
+    assert proc.returncode != 0
+    assert "server_settings: unknown setting" in proc.stdout + proc.stderr
+
+
+def test_container_ports_match_the_dockerfile_and_the_statefulset(rendered: dict[str, Any]) -> None:
+    ports = rendered["ports"]
+    exposed = {int(p.split("/")[0]) for i in dockerfile()[1][-1].all("EXPOSE") for p in i.args.split()}
+    assert set(ports.values()) == exposed
+    k8s = (MODULE / "kubernetes.tf").read_text()
+    for name in ports:
+        assert re.search(rf"container_port\s*=\s*local\.ports\.{name}\b", k8s), f"no container port for {name}"
+    assert 'target_port = "grpc"' in k8s and 'target_port = "internal"' in k8s and 'target_port = "metrics"' in k8s
+
+
+def test_pod_command_line_and_probe_settings_are_real(rendered: dict[str, Any]) -> None:
+    from spindle.controlplane import cli
+
+    (entry,) = dockerfile()[1][-1].all("ENTRYPOINT")
+    argv = entry.exec_form() + rendered["server_args"]
+    start = cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
+    start = start._subparsers._group_actions[0].choices["start"]
+    real = {o for a in start._actions for o in a.option_strings}
+    assert {w for w in rendered["server_args"] if w.startswith("--")} <= real
+    args = cli.build_parser().parse_args(argv[1:])
+    assert args.func is cli._start_cluster and args.config == rendered["config_dir"] + "/config.yaml"
+    assert args.log_format == "json"
+    script = HEALTHCHECK_SCRIPT.read_text()
+    for name in rendered["healthcheck_env"]:
+        assert f'"{name}"' in script, f"deploy/healthcheck.py does not read {name}"
+    assert rendered["healthcheck_env"]["SPINDLE_HEALTHCHECK_SERVER_NAME"] == TFVARS["public_hostname"]
+    assert rendered["healthcheck_env"]["SPINDLE_HEALTHCHECK_ADDRESS"].endswith(f":{rendered['ports']['public']}")
+    k8s = (MODULE / "kubernetes.tf").read_text()
+    assert 'command = ["spindle-healthcheck"]' in k8s  # the readiness probe runs the image's script
+
+
+@pytest.mark.parametrize("file_name,kind", [("variables.tf", "variable"), ("outputs.tf", "output")])
+def test_every_variable_and_output_is_documented(file_name: str, kind: str) -> None:
+    text = (MODULE / file_name).read_text()
+    blocks = re.split(rf'(?m)^{kind} "', text)[1:]
+    assert blocks
+    readme = (MODULE / "README.md").read_text()
+    for block in blocks:
+        name = block.split('"', 1)[0]
+        assert re.search(r'(?m)^\s*description\s*=\s*"[^"]{10,}', block), f"{kind} {name!r} has no description"
+        assert f"`{name}`" in readme, f"{kind} {name!r} is missing from the module README"
+
+
+def test_rolling_updates_keep_members_serving() -> None:
+    k8s = (MODULE / "kubernetes.tf").read_text()
+    sts = k8s.split('resource "kubernetes_stateful_set_v1"', 1)[1].split("\nresource ", 1)[0]
+    assert re.search(r'type\s*=\s*"RollingUpdate"', sts) and "readiness_probe" in sts
+    pdb = k8s.split('resource "kubernetes_pod_disruption_budget_v1"', 1)[1].split("\nresource ", 1)[0]
+    assert re.search(r'max_unavailable\s*=\s*"1"', pdb)
+    assert "replicas >= 2" in (MODULE / "variables.tf").read_text()
+
+
+def test_validate_module(tmp_path: Path) -> None:
+    """terraform validate needs the google and kubernetes providers (registry or mirror)."""
+    tf = terraform_bin()
+    work = tmp_path / "module"
+    shutil.copytree(MODULE, work)
+    (tmp_path / "empty.tfrc").write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "SPINDLE_"))}
+    env.update({"TF_CLI_CONFIG_FILE": str(tmp_path / "empty.tfrc"), "CHECKPOINT_DISABLE": "1", "HOME": str(tmp_path)})
+    init = subprocess.run([tf, "init", "-backend=false", "-input=false", "-no-color"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if init.returncode != 0:
+        pytest.skip("terraform validate skipped: the google/kubernetes providers cannot be installed here "
+                    f"({(init.stdout + init.stderr).strip().splitlines()[-1][:200]})")
+    proc = subprocess.run([tf, "validate", "-no-color"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
