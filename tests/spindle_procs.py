@@ -43,24 +43,27 @@ def read_line(proc: subprocess.Popen[str], pattern: re.Pattern[str] | str, timeo
 
 
 class AuthDevServer:
-    """``spindle server start-dev --auth`` as a child process: its ``address`` and the admin ``key`` it printed once.
+    """``spindle server start-dev --auth [EXTRA...]`` as a child process: its ``address``, the admin ``key`` it printed
+    once, and its ``metrics_url`` (with ``--metrics-port``).
 
     Use as a context manager (the process is stopped on exit).
     """
 
     KEY_RE = re.compile(r"(spk_[0-9a-f]{16}_[A-Za-z0-9_-]{43})")
 
-    def __init__(self, db: Path) -> None:
-        self.proc = subprocess.Popen([SPINDLE, "server", "start-dev", "--db", str(db), "--port", "0", "--auth"],
+    def __init__(self, db: Path, *extra: str) -> None:
+        self.proc = subprocess.Popen([SPINDLE, "server", "start-dev", "--db", str(db), "--port", "0", "--auth", *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
         key = read_line(self.proc, self.KEY_RE, 60)
-        port = read_line(self.proc, re.compile(r"listening on [0-9.]+:(\d+)"), 60)
+        port = read_line(self.proc, re.compile(r"listening on [0-9.]+:(\d+)(?:.*metrics at (http://\S+/metrics))?"), 60)
         if key is None or port is None:
             self.stop()
             raise RuntimeError("start-dev --auth did not print its admin key and address")
         self.key = key.group(1)
         self.address = f"127.0.0.1:{port.group(1)}"
+        #: ``http://IP:PORT/metrics`` when started with ``--metrics-port``, else None.
+        self.metrics_url: str | None = port.group(2)
 
     def stop(self) -> None:
         self.proc.terminate()
