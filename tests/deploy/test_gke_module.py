@@ -207,6 +207,7 @@ def test_rolling_updates_keep_members_serving() -> None:
     pdb = k8s.split('resource "kubernetes_pod_disruption_budget_v1"', 1)[1].split("\nresource ", 1)[0]
     assert re.search(r'max_unavailable\s*=\s*"1"', pdb)
     assert "replicas >= 2" in (MODULE / "variables.tf").read_text()
+    assert re.search(r"condition\s*=\s*var\.replicas <= var\.num_shards", sts)  # every member can own a shard
 
 
 def test_validate_module(tmp_path: Path) -> None:

@@ -353,6 +353,15 @@ resource "kubernetes_stateful_set_v1" "spindle" {
 
   wait_for_rollout = true
 
+  lifecycle {
+    # A member is Ready only while it owns a shard (shards are balanced over the members):
+    # with more members than shards some would never be Ready and a rollout would stall.
+    precondition {
+      condition     = var.replicas <= var.num_shards
+      error_message = "replicas must be at most num_shards: a member that owns no shard never becomes Ready."
+    }
+  }
+
   depends_on = [google_service_account_iam_member.workload_identity, kubernetes_manifest.secret_provider_class]
 }
 
