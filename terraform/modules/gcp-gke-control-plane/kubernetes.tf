@@ -67,7 +67,11 @@ resource "kubernetes_manifest" "secret_provider_class" {
     }
   }
 
-  depends_on = [google_container_cluster.spindle, google_secret_manager_secret_iam_member.spindle]
+  depends_on = [
+    google_container_cluster.spindle,
+    google_secret_manager_secret_iam_member.spindle,
+    google_secret_manager_secret_iam_member.kubernetes_service_account,
+  ]
 }
 
 # Member-to-member addressing: stable per-pod DNS names, published before the pods are Ready

@@ -62,6 +62,23 @@ resource "google_secret_manager_secret_iam_member" "spindle" {
   member    = "serviceAccount:${var.service_account_email}"
 }
 
+# The Secret Manager add-on fetches the secrets as the pod's identity. Grant its Kubernetes
+# service account directly too (Workload Identity Federation principal), so that the mount works
+# whichever of the two identities the add-on presents.
+data "google_project" "this" {
+  project_id = var.project_id
+}
+
+resource "google_secret_manager_secret_iam_member" "kubernetes_service_account" {
+  for_each  = local.secrets
+  project   = var.project_id
+  secret_id = google_secret_manager_secret.spindle[each.key].secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "principal://iam.googleapis.com/projects/${data.google_project.this.number}/locations/global/workloadIdentityPools/${var.project_id}.svc.id.goog/subject/ns/${var.kubernetes_namespace}/sa/${var.kubernetes_service_account}"
+
+  depends_on = [google_container_cluster.spindle] # the pool PROJECT.svc.id.goog exists with the cluster
+}
+
 # ---------------------------------------------------------------- Workload Identity
 
 # The pods' Kubernetes service account may act as the control plane's service account
