@@ -12,11 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
-from deploy_helpers import REPO, copies, dockerfile, example_cluster_config, healthcheck_command, port_of
-
-HEALTHCHECK_SCRIPT = REPO / "deploy" / "healthcheck.py"
+from deploy_helpers import (HEALTHCHECK_SCRIPT, REPO, copies, dockerfile, example_cluster_config, healthcheck_command,
+                            port_of)
 
 
 def load_healthcheck() -> ModuleType:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
 
-from test_gke_module import HEALTHCHECK_SCRIPT, TFVARS, evaluate, render_in_pod, write_secrets
+from deploy_helpers import HEALTHCHECK_SCRIPT, TFVARS, evaluate, render_in_pod, write_secrets
 
 pytestmark = pytest.mark.timeout(240)
 spanner_instance = spanner_instance_fixture()
