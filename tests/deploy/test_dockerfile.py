@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from deploy_helpers import (HEALTHCHECK_SCRIPT, REPO, copies, dockerfile, example_cluster_config, healthcheck_command,
                             port_of)
 
@@ -207,3 +209,51 @@ def test_healthcheck_script_speaks_tls_with_the_configured_ca(tmp_path: Path) ->
         assert not wrong_name and "UNAVAILABLE" in why, why
     finally:
         server.stop()
+
+
+@pytest.mark.timeout(300)
+def test_the_build_stage_sources_make_a_complete_wheel(tmp_path: Path) -> None:
+    """Only what the build stage COPYs, built as `python -m build --wheel` would (offline: no isolation)."""
+    import fnmatch as fn
+    import shutil
+    import zipfile
+
+    build = dockerfile()[1][0]
+    src = tmp_path / "src"
+    src.mkdir()
+    for sources, dest, flags in copies(build):
+        assert "from" not in flags
+        for s in sources:
+            target = src / (s if dest in ("./", ".") else dest.lstrip("./"))
+            if (REPO / s).is_dir():
+                shutil.copytree(REPO / s, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy(REPO / s, target)
+    out = tmp_path / "dist"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                           str(out), str(src)], capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (whl,) = out.glob("*.whl")
+    install = next(i.args for i in dockerfile()[1][-1].all("RUN") if ".whl" in i.args)
+    pattern = re.search(r"ls (\S+\.whl)", install).group(1)  # type: ignore[union-attr]
+    assert fn.fnmatch(f"/tmp/dist/{whl.name}", pattern), (whl.name, pattern)
+    with zipfile.ZipFile(whl) as z:
+        names = set(z.namelist())
+        meta = next(z.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
+        entry = next(z.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
+    import tomllib
+
+    dirs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for package, folder in dirs.items():
+        for py in (REPO / folder).rglob("*.py"):
+            rel = py.relative_to(REPO / folder).as_posix()
+            if "__pycache__" in rel:
+                continue
+            inside = package.replace(".", "/") + "/" + rel
+            if any(inside.startswith(p.replace(".", "/") + "/") and p != package and len(p) > len(package)
+                   for p in dirs):
+                continue  # a sub-folder mapped to another package (spindle.widgets -> widgets/)
+            assert inside in names, f"{inside} is missing from the image's wheel"
+    assert "spindle/controlplane/store/schema/spanner_v1.sql" in names
+    assert "spindle = spindle.controlplane.cli:main" in entry
+    assert "Provides-Extra: spanner" in meta and "Provides-Extra: gcs" in meta
