@@ -131,6 +131,7 @@ POLICY: dict[str, Rule] = {
     "UpdateWorkflowExecution": _in_ns(WRITE),
     "RequestCancelWorkflowExecution": _in_ns(WRITE),
     "TerminateWorkflowExecution": _in_ns(WRITE),
+    "ResetWorkflowExecution": _in_ns(WRITE),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),
