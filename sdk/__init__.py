@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
     from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
     from spindle._history import History, HistoryEvent
+    from spindle._reset import ResetType
     from spindle._retry_policy import RetryPolicy
     from spindle._tls import TLSConfig
     from spindle._worker import Worker
@@ -44,6 +45,7 @@ __all__ = [
     "ZlibCodec",
     "EncryptionCodec",
     "TLSConfig",
+    "ResetType",
 ]
 
 _LAZY: dict[str, str] = {
@@ -63,6 +65,7 @@ _LAZY: dict[str, str] = {
     "ZlibCodec": "spindle._converter",
     "EncryptionCodec": "spindle._converter",
     "TLSConfig": "spindle._tls",
+    "ResetType": "spindle._reset",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
 # they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /

@@ -29,6 +29,7 @@ from google.protobuf.message import Message
 from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
+from spindle._reset import ResetType, reset_workflow
 from spindle._api_keys import ApiKey, MetadataStub, check_api_key, create_request
 from spindle._converter import DataConverter, PayloadCodec, SerializationContext, WorkflowSerializationContext
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -1375,6 +1376,30 @@ class WorkflowHandle(Generic[R]):
             details=client.data_converter.to_payloads(details), identity=client.identity)
         await client._encode(req)
         await client._rpc("TerminateWorkflowExecution", req)
+
+    async def reset(self, event_id: int | None = None, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
+                    reapply_signals: bool = True, request_id: str | None = None) -> str:
+        """Reset the workflow to a point of this run's history; returns the new run's id.
+
+        ``event_id`` names a ``WorkflowTaskCompleted`` event of the run (as shown by
+        ``fetch_history()`` or ``spindle workflow show``); without it, ``type`` picks the
+        first or (default) last completed workflow task. The new run (same workflow id)
+        keeps the history up to that point and then runs the worker's current code from
+        there; signals received after the point are re-applied (each once) unless
+        ``reapply_signals=False``; activities after the point run again. The current run, if
+        still running, ends ``TERMINATED`` with ``reason``; a closed one stays as it is.
+        Safe to retry with the same ``request_id``. See docs/RESET.md.
+
+        Raises:
+            WorkflowNotFoundError: no such workflow or run.
+            RPCError: ``status="INVALID_ARGUMENT"`` when the event is not a
+                WorkflowTaskCompleted event of the run (the message names the allowed ids),
+                or a child workflow is still pending at the point.
+            ValueError: the run has no completed workflow task yet, or ``event_id`` is not positive.
+        """
+        return await reset_workflow(self._client, self.id, self._execution().run_id, event_id=event_id,
+                                    reset_type=type,
+                                    reason=reason, reapply_signals=reapply_signals, request_id=request_id)
 
     async def describe(self) -> WorkflowExecutionDescription:
         """Status, times, memo, search attributes and pending work of the run.
