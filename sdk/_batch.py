@@ -1,0 +1,240 @@
+"""Batch operations: terminate, cancel, signal or reset every execution a visibility query matches.
+
+The server has no batch object: a batch is ordinary per-execution calls made by the
+client, with a rate limit and a bounded number in flight. Safe to run again after an
+interruption: every call carries a request id derived from the batch id and the
+execution (``uuid5(batch id, operation/workflow id/run id)``; for reset the workflow
+id only, so a re-run does not reset the new run again), and an execution that is
+already closed (or gone) counts as skipped, not failed. The default batch id is derived
+from the namespace, the operation, the query and its arguments, so running the same
+command again resumes it; pass another ``batch_id`` to repeat a batch on purpose (a
+signal batch with the same id is not delivered twice to a run that still remembers it).
+
+The matching executions are read (all pages) before the first call, so acting on them
+does not move the pages of a query such as ``ExecutionStatus = 'Running'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from spindle import exceptions as E
+from spindle._reset import ResetType, reset_workflow
+from spindle.controlplane.api import messages_pb2 as pb
+from spindle.controlplane.api import service_pb2 as svc
+
+if TYPE_CHECKING:
+    from spindle._client import Client
+
+audit_log = logging.getLogger("spindle.audit")
+
+#: Statuses a failed call maps to "skipped": the execution is closed (or gone) already.
+_SKIP_STATUSES = {"FAILED_PRECONDITION", "NOT_FOUND"}
+
+
+@dataclass(frozen=True)
+class BatchTarget:
+    """One execution a batch acts on."""
+
+    workflow_id: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class BatchItemOutcome:
+    """What happened to one execution: ``outcome`` is "done", "skipped" or "failed"; ``reason`` says why."""
+
+    workflow_id: str
+    run_id: str
+    outcome: str
+    reason: str = ""
+
+
+@dataclass
+class BatchOperationSummary:
+    """The outcome of a batch operation.
+
+    Attributes:
+        batch_id: the id its request ids derive from (run the same batch again with it to resume).
+        operation: ``terminate``, ``cancel``, ``signal`` or ``reset``.
+        query: the visibility query that chose the executions.
+        total: how many executions matched.
+        done: executions the operation was applied to (or had been, by an earlier run of the batch).
+        skipped: executions already closed or gone, with the reason.
+        failed: executions the call failed for, with the error.
+    """
+
+    batch_id: str
+    operation: str
+    query: str
+    total: int = 0
+    done: list[BatchItemOutcome] = field(default_factory=list)
+    skipped: list[BatchItemOutcome] = field(default_factory=list)
+    failed: list[BatchItemOutcome] = field(default_factory=list)
+
+    def add(self, item: BatchItemOutcome) -> None:
+        {"done": self.done, "skipped": self.skipped, "failed": self.failed}[item.outcome].append(item)
+
+    def __str__(self) -> str:
+        lines = [f"{self.operation}: {self.total} matched, {len(self.done)} done, {len(self.skipped)} skipped, "
+                 f"{len(self.failed)} failed (batch {self.batch_id})"]
+        lines += [f"  skipped {i.workflow_id} ({i.run_id}): {i.reason}" for i in self.skipped[:20]]
+        lines += [f"  failed {i.workflow_id} ({i.run_id}): {i.reason}" for i in self.failed[:50]]
+        more = max(0, len(self.skipped) - 20) + max(0, len(self.failed) - 50)
+        if more:
+            lines.append(f"  ... and {more} more")
+        return "\n".join(lines)
+
+
+def default_batch_id(namespace: str, operation: str, query: str, args: Any) -> str:
+    """The batch id a batch gets when none is given: the same command gets the same id (re-runs resume)."""
+    text = json.dumps([namespace, operation, query, args], sort_keys=True, default=str)
+    return "batch-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def item_request_id(batch_id: str, operation: str, workflow_id: str, run_id: str) -> str:
+    """The request id of one call of a batch (stable across re-runs of the batch)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"spindle-batch:{batch_id}/{operation}/{workflow_id}/{run_id}"))
+
+
+async def collect_targets(client: "Client", query: str) -> list[BatchTarget]:
+    """Every execution ``query`` matches (all pages), read before any is acted on.
+
+    Raises:
+        RPCError: the query is malformed (``status="INVALID_ARGUMENT"``, nothing was changed).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("query: a batch needs a non-empty visibility query (e.g. \"WorkflowType = 'Order'\"); "
+                         "to act on every execution say so, e.g. \"ExecutionStatus = 'Running'\"")
+    out: list[BatchTarget] = []
+    seen: set[tuple[str, str]] = set()
+    token: bytes | None = None
+    while True:
+        req = svc.ListWorkflowExecutionsRequest(namespace=client.namespace, page_size=1000,
+                                                next_page_token=token or b"", query=query)
+        resp = await client._rpc("ListWorkflowExecutions", req)
+        for info in resp.executions:
+            key = (info.execution.workflow_id, info.execution.run_id)
+            if key not in seen:
+                seen.add(key)
+                out.append(BatchTarget(*key))
+        token = resp.next_page_token or None
+        if token is None:
+            return out
+
+
+Action = Callable[[BatchTarget, str], Awaitable[None]]
+
+
+def make_action(client: "Client", operation: str, *, reason: str = "", signal: str = "", args: Sequence[Any] = (),
+                reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK, reapply_signals: bool = True) -> Action:
+    """The per-execution call of ``operation`` (given the target and its request id)."""
+    if operation == "terminate":
+        async def act(t: BatchTarget, request_id: str) -> None:
+            await client.get_workflow_handle(t.workflow_id, run_id=t.run_id).terminate(reason)
+    elif operation == "cancel":
+        async def act(t: BatchTarget, request_id: str) -> None:
+            await client._rpc("RequestCancelWorkflowExecution", svc.RequestCancelWorkflowExecutionRequest(
+                namespace=client.namespace, workflow_execution=pb.WorkflowExecution(
+                    workflow_id=t.workflow_id, run_id=t.run_id),
+                identity=client.identity, request_id=request_id, reason=reason))
+    elif operation == "signal":
+        if not signal:
+            raise ValueError("signal: the signal name is required")
+        payloads = client.data_converter.to_payloads(list(args))
+
+        async def act(t: BatchTarget, request_id: str) -> None:
+            req = svc.SignalWorkflowExecutionRequest(
+                namespace=client.namespace, workflow_execution=pb.WorkflowExecution(
+                    workflow_id=t.workflow_id, run_id=t.run_id),
+                signal_name=signal, identity=client.identity, request_id=request_id)
+            req.input.CopyFrom(payloads)
+            await client._encode(req, t.workflow_id)
+            await client._rpc("SignalWorkflowExecution", req)
+    elif operation == "reset":
+        async def act(t: BatchTarget, request_id: str) -> None:
+            await reset_workflow(client, t.workflow_id, t.run_id, event_id=None, reset_type=reset_type,
+                                 reason=reason, reapply_signals=reapply_signals, request_id=request_id)
+    else:
+        raise ValueError(f"operation: {operation!r} is not one of terminate, cancel, signal, reset")
+    return act
+
+
+async def run_batch(client: "Client", operation: str, query: str, targets: Sequence[BatchTarget], action: Action, *,
+                    batch_id: str, rps: float | None = None, concurrency: int = 8,
+                    on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
+    """Apply ``action`` to every target (at most ``rps`` calls a second, ``concurrency`` at a time).
+
+    Never raises for one execution's failure: it is recorded in the summary. Writes one
+    line on the ``spindle.audit`` logger when the batch ends.
+    """
+    if rps is not None and not rps > 0:
+        raise ValueError(f"rps: must be a positive number of calls per second, got {rps!r}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency: must be at least 1, got {concurrency!r}")
+    summary = BatchOperationSummary(batch_id=batch_id, operation=operation, query=query, total=len(targets))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    sem = asyncio.Semaphore(concurrency)
+    pace = asyncio.Lock()
+    issued = 0
+
+    async def one(t: BatchTarget) -> None:
+        nonlocal issued
+        async with sem:
+            if rps is not None:
+                async with pace:
+                    due = start + issued / rps
+                    issued += 1
+                    delay = due - loop.time()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+            key = t.run_id if operation != "reset" else ""
+            try:
+                await action(t, item_request_id(batch_id, operation, t.workflow_id, key))
+                item = BatchItemOutcome(t.workflow_id, t.run_id, "done")
+            except E.RPCError as e:
+                outcome = "skipped" if e.status in _SKIP_STATUSES else "failed"
+                item = BatchItemOutcome(t.workflow_id, t.run_id, outcome, f"{e.status}: {e}")
+            except ValueError as e:  # a reset of a run with no completed workflow task
+                item = BatchItemOutcome(t.workflow_id, t.run_id, "failed", str(e))
+        summary.add(item)
+        if on_item is not None:
+            on_item(item)
+
+    try:
+        await asyncio.gather(*(one(t) for t in targets))
+    finally:
+        audit_log.info(json.dumps({
+            "action": f"Batch{operation.capitalize()}", "target": f"namespace/{client.namespace} query {query!r}",
+            "principal": client.identity, "details": {"batch_id": batch_id},
+            "outcome": f"{summary.total} matched, {len(summary.done)} done, {len(summary.skipped)} skipped, "
+                       f"{len(summary.failed)} failed"}, sort_keys=True))
+    return summary
+
+
+async def batch(client: "Client", operation: str, query: str, *, reason: str = "", signal: str = "",
+                args: Sequence[Any] = (), reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK,
+                reapply_signals: bool = True, rps: float | None = None, batch_id: str | None = None,
+                on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
+    """Collect the targets of ``query`` and apply the operation to each (see the module docstring)."""
+    action = make_action(client, operation, reason=reason, signal=signal, args=args, reset_type=reset_type,
+                         reapply_signals=reapply_signals)
+    if batch_id is None:
+        batch_id = default_batch_id(client.namespace, operation, query,
+                                    [reason, signal, int(reset_type), reapply_signals,
+                                     [a if isinstance(a, (str, int, float, bool, type(None))) else repr(a)
+                                      for a in args]])
+    targets = await collect_targets(client, query)
+    return await run_batch(client, operation, query, targets, action, batch_id=batch_id, rps=rps, on_item=on_item)
+
+
+__all__ = ["BatchItemOutcome", "BatchOperationSummary", "BatchTarget", "batch", "collect_targets",
+           "default_batch_id", "item_request_id", "make_action", "run_batch"]
