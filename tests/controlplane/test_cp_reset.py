@@ -315,3 +315,90 @@ async def test_bad_event_ids_get_invalid_argument_naming_the_allowed_events_and_
     assert [e.SerializeToString() for e in await raw_events(client, "collect-bad", run)] == \
         [e.SerializeToString() for e in before]
 
+
+
+# ---------------------------------------------------------------------- what was pending at the point
+RELEASE: dict[str, asyncio.Event] = {}
+STARTS: list[int] = []
+
+
+@activity.defn
+async def slow(key: str) -> str:
+    STARTS.append(activity.info().attempt)
+    await RELEASE[key].wait()
+    return f"slow {key}"
+
+
+@workflow.defn
+class PendingAtPoint:
+    def __init__(self) -> None:
+        self.poked = 0
+
+    @workflow.run
+    async def run(self, key: str, sleep_ms: int) -> str:
+        if sleep_ms:
+            await workflow.sleep(timedelta(milliseconds=sleep_ms))
+            return f"slept, poked {self.poked}"
+        out = await workflow.execute_activity(slow, key, start_to_close_timeout=timedelta(seconds=30))
+        return f"{out}, poked {self.poked}"
+
+    @workflow.signal
+    def poke(self) -> None:
+        self.poked += 1
+
+
+async def _last_completed(client: Client, wid: str, rid: str, count: int) -> int:
+    ids: list[int] = []
+
+    async def enough() -> bool:
+        nonlocal ids
+        ids = [e.event_id for e in await raw_events(client, wid, rid)
+               if e.event_type == pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]
+        return len(ids) >= count
+
+    await wait_for(enough)
+    return ids[-1]
+
+
+async def test_a_timer_pending_at_the_point_fires_in_the_new_run(client: Client) -> None:
+    q = tq()
+    async with Worker(client, task_queue=q, workflows=[PendingAtPoint], activities=[slow]):
+        handle = await client.start_workflow(PendingAtPoint.run, "t", 1500, id="timer-at-point", task_queue=q)
+        await handle.signal(PendingAtPoint.poke)
+        point = await _last_completed(client, "timer-at-point", handle.result_run_id, 2)
+        new_run = await handle.reset(point, reason="keep the timer")
+        result = await client.get_workflow_handle("timer-at-point").result()
+    assert result == "slept, poked 1"
+    new = await raw_events(client, "timer-at-point", new_run)
+    assert types(new).count("TIMER_STARTED") == 1 and types(new).count("TIMER_FIRED") == 1
+    await Replayer(workflows=[PendingAtPoint]).replay_workflow(
+        await client.get_workflow_handle("timer-at-point", run_id=new_run).fetch_history())
+
+
+async def test_an_activity_pending_at_the_point_runs_again_in_the_new_run(client: Client) -> None:
+    q = tq()
+    key = uuid.uuid4().hex
+    RELEASE[key] = asyncio.Event()
+    STARTS.clear()
+    async with Worker(client, task_queue=q, workflows=[PendingAtPoint], activities=[slow]):
+        handle = await client.start_workflow(PendingAtPoint.run, key, 0, id="act-at-point", task_queue=q)
+
+        async def started() -> bool:
+            return len(STARTS) >= 1
+
+        await wait_for(started)
+        await handle.signal(PendingAtPoint.poke)
+        point = await _last_completed(client, "act-at-point", handle.result_run_id, 2)
+        new_run = await handle.reset(point, reason="run it again")
+
+        async def started_again() -> bool:
+            return len(STARTS) >= 2
+
+        await wait_for(started_again)
+        RELEASE[key].set()
+        result = await client.get_workflow_handle("act-at-point").result()
+    assert result == f"slow {key}, poked 1" and STARTS == [1, 1]
+    new = await raw_events(client, "act-at-point", new_run)
+    assert types(new).count("ACTIVITY_TASK_SCHEDULED") == 1 and types(new).count("ACTIVITY_TASK_COMPLETED") == 1
+    await Replayer(workflows=[PendingAtPoint]).replay_workflow(
+        await client.get_workflow_handle("act-at-point", run_id=new_run).fetch_history())
