@@ -23,17 +23,25 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
 
 from spindle import exceptions as E
-from spindle._reset import ResetType, reset_workflow
+from spindle._converter import DataConverter
+from spindle._reset import ResetClient, ResetType, reset_workflow
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 
-if TYPE_CHECKING:
-    from spindle._client import Client
-
 audit_log = logging.getLogger("spindle.audit")
+
+
+class BatchClient(ResetClient, Protocol):
+    """What batches use of a :class:`spindle.client.Client` (which imports this module, so it is not named here)."""
+
+    data_converter: DataConverter
+
+    async def _encode(self, msg: Message, workflow_id: str = "") -> None: ...
 
 #: Statuses a failed call maps to "skipped": the execution is closed (or gone) already.
 _SKIP_STATUSES = {"FAILED_PRECONDITION", "NOT_FOUND"}
@@ -104,7 +112,7 @@ def item_request_id(batch_id: str, operation: str, workflow_id: str, run_id: str
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"spindle-batch:{batch_id}/{operation}/{workflow_id}/{run_id}"))
 
 
-async def collect_targets(client: "Client", query: str) -> list[BatchTarget]:
+async def collect_targets(client: BatchClient, query: str) -> list[BatchTarget]:
     """Every execution ``query`` matches (all pages), read before any is acted on.
 
     Raises:
@@ -133,12 +141,15 @@ async def collect_targets(client: "Client", query: str) -> list[BatchTarget]:
 Action = Callable[[BatchTarget, str], Awaitable[None]]
 
 
-def make_action(client: "Client", operation: str, *, reason: str = "", signal: str = "", args: Sequence[Any] = (),
+def make_action(client: BatchClient, operation: str, *, reason: str = "", signal: str = "", args: Sequence[Any] = (),
                 reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK, reapply_signals: bool = True) -> Action:
     """The per-execution call of ``operation`` (given the target and its request id)."""
     if operation == "terminate":
         async def act(t: BatchTarget, request_id: str) -> None:
-            await client.get_workflow_handle(t.workflow_id, run_id=t.run_id).terminate(reason)
+            await client._rpc("TerminateWorkflowExecution", svc.TerminateWorkflowExecutionRequest(
+                namespace=client.namespace, workflow_execution=pb.WorkflowExecution(
+                    workflow_id=t.workflow_id, run_id=t.run_id),
+                reason=reason, identity=client.identity))
     elif operation == "cancel":
         async def act(t: BatchTarget, request_id: str) -> None:
             await client._rpc("RequestCancelWorkflowExecution", svc.RequestCancelWorkflowExecutionRequest(
@@ -167,7 +178,7 @@ def make_action(client: "Client", operation: str, *, reason: str = "", signal: s
     return act
 
 
-async def run_batch(client: "Client", operation: str, query: str, targets: Sequence[BatchTarget], action: Action, *,
+async def run_batch(client: BatchClient, operation: str, query: str, targets: Sequence[BatchTarget], action: Action, *,
                     batch_id: str, rps: float | None = None, concurrency: int = 8,
                     on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
     """Apply ``action`` to every target (at most ``rps`` calls a second, ``concurrency`` at a time).
@@ -220,7 +231,7 @@ async def run_batch(client: "Client", operation: str, query: str, targets: Seque
     return summary
 
 
-async def batch(client: "Client", operation: str, query: str, *, reason: str = "", signal: str = "",
+async def batch(client: BatchClient, operation: str, query: str, *, reason: str = "", signal: str = "",
                 args: Sequence[Any] = (), reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK,
                 reapply_signals: bool = True, rps: float | None = None, batch_id: str | None = None,
                 on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
@@ -236,5 +247,5 @@ async def batch(client: "Client", operation: str, query: str, *, reason: str = "
     return await run_batch(client, operation, query, targets, action, batch_id=batch_id, rps=rps, on_item=on_item)
 
 
-__all__ = ["BatchItemOutcome", "BatchOperationSummary", "BatchTarget", "batch", "collect_targets",
+__all__ = ["BatchClient", "BatchItemOutcome", "BatchOperationSummary", "BatchTarget", "batch", "collect_targets",
            "default_batch_id", "item_request_id", "make_action", "run_batch"]

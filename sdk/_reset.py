@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import enum
 import uuid
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 
-if TYPE_CHECKING:
-    from spindle._client import Client
+
+class ResetClient(Protocol):
+    """What reset uses of a :class:`spindle.client.Client` (which imports this module, so it is not named here)."""
+
+    namespace: str
+    identity: str
+
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
+                   not_found: str = "workflow") -> Any: ...
+
+    async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
+                            close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse: ...
 
 
 class ResetType(enum.IntEnum):
@@ -28,7 +40,7 @@ class ResetType(enum.IntEnum):
     """The last completed workflow task: only the code after it runs again (the usual fix for a bug after it)."""
 
 
-async def workflow_task_completed_ids(client: "Client", workflow_id: str, run_id: str) -> list[int]:
+async def workflow_task_completed_ids(client: ResetClient, workflow_id: str, run_id: str) -> list[int]:
     """The ids of the ``WorkflowTaskCompleted`` events of a run, in order (reads its whole history)."""
     ids: list[int] = []
     token = b""
@@ -41,7 +53,7 @@ async def workflow_task_completed_ids(client: "Client", workflow_id: str, run_id
             return ids
 
 
-async def reset_point(client: "Client", workflow_id: str, run_id: str, reset_type: ResetType) -> int:
+async def reset_point(client: ResetClient, workflow_id: str, run_id: str, reset_type: ResetType) -> int:
     """The event id ``reset_type`` names in the run.
 
     Raises:
@@ -54,7 +66,7 @@ async def reset_point(client: "Client", workflow_id: str, run_id: str, reset_typ
     return ids[0] if ResetType(reset_type) == ResetType.FIRST_WORKFLOW_TASK else ids[-1]
 
 
-async def reset_workflow(client: "Client", workflow_id: str, run_id: str, *, event_id: int | None,
+async def reset_workflow(client: ResetClient, workflow_id: str, run_id: str, *, event_id: int | None,
                          reset_type: ResetType, reason: str, reapply_signals: bool,
                          request_id: str | None = None) -> str:
     """Reset the run (the current one when ``run_id`` is empty); returns the new run's id.
@@ -78,4 +90,4 @@ async def reset_workflow(client: "Client", workflow_id: str, run_id: str, *, eve
     return out.run_id
 
 
-__all__ = ["ResetType", "reset_point", "reset_workflow", "workflow_task_completed_ids"]
+__all__ = ["ResetClient", "ResetType", "reset_point", "reset_workflow", "workflow_task_completed_ids"]
