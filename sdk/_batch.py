@@ -3,8 +3,9 @@
 The server has no batch object: a batch is ordinary per-execution calls made by the
 client, with a rate limit and a bounded number in flight. Safe to run again after an
 interruption: every call carries a request id derived from the batch id and the
-execution (``uuid5(batch id, operation/workflow id/run id)``; for reset the workflow
-id only, so a re-run does not reset the new run again), and an execution that is
+execution (``uuid5(batch id, operation/workflow id/run id)``; reset acts once per
+workflow id, on its earliest matching run, with a request id from the workflow id only,
+so a re-run does not reset the new run again), and an execution that is
 already closed (or gone) counts as skipped, not failed. The default batch id is derived
 from the namespace, the operation, the query and its arguments, so running the same
 command again resumes it; pass another ``batch_id`` to repeat a batch on purpose (a
@@ -53,6 +54,23 @@ class BatchTarget:
 
     workflow_id: str
     run_id: str
+    start_time_ms: int = 0
+
+
+def one_per_workflow(targets: Sequence[BatchTarget]) -> list[BatchTarget]:
+    """For reset: the earliest-started matching run of each workflow id, in first-seen order.
+
+    A reset acts on the workflow id (it makes a new current run), so a batch resets each id
+    once; the earliest run is the one an earlier, interrupted run of the batch reset, whose
+    request id then finds the run that reset made (the newer runs may not have a point yet).
+    """
+    best: dict[str, BatchTarget] = {}
+    for t in targets:
+        cur = best.get(t.workflow_id)
+        if cur is None or t.start_time_ms < cur.start_time_ms:
+            best[t.workflow_id] = t
+    order = list(dict.fromkeys(t.workflow_id for t in targets))
+    return [best[w] for w in order]
 
 
 @dataclass(frozen=True)
@@ -132,7 +150,7 @@ async def collect_targets(client: BatchClient, query: str) -> list[BatchTarget]:
             key = (info.execution.workflow_id, info.execution.run_id)
             if key not in seen:
                 seen.add(key)
-                out.append(BatchTarget(*key))
+                out.append(BatchTarget(*key, start_time_ms=info.start_time_ms))
         token = resp.next_page_token or None
         if token is None:
             return out
@@ -244,8 +262,10 @@ async def batch(client: BatchClient, operation: str, query: str, *, reason: str 
                                      [a if isinstance(a, (str, int, float, bool, type(None))) else repr(a)
                                       for a in args]])
     targets = await collect_targets(client, query)
+    if operation == "reset":
+        targets = one_per_workflow(targets)
     return await run_batch(client, operation, query, targets, action, batch_id=batch_id, rps=rps, on_item=on_item)
 
 
 __all__ = ["BatchClient", "BatchItemOutcome", "BatchOperationSummary", "BatchTarget", "batch", "collect_targets",
-           "default_batch_id", "item_request_id", "make_action", "run_batch"]
+           "default_batch_id", "item_request_id", "make_action", "one_per_workflow", "run_batch"]

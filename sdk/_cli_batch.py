@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._batch import BatchItemOutcome, collect_targets, default_batch_id, make_action, run_batch
+from ._batch import BatchItemOutcome, collect_targets, default_batch_id, make_action, one_per_workflow, run_batch
 from ._client import Client
 from ._reset import ResetType
 
@@ -126,6 +126,8 @@ async def _batch(operation: str, args: argparse.Namespace, client: Client) -> in
         targets = await collect_targets(client, args.query)
     except ValueError as e:
         return _usage(str(e))
+    if operation == "reset":
+        targets = one_per_workflow(targets)
     n = len(targets)
     print(f"{n} execution(s) match {args.query!r} in namespace {client.namespace!r}", file=sys.stderr)
     batch_id = args.batch_id or default_batch_id(

@@ -156,3 +156,24 @@ async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: P
     new_run = json.loads(ok.stdout)["run_id"]
     d = await client.get_workflow_handle("w-reset").describe()
     assert d.run_id == new_run and d.status is WorkflowExecutionStatus.RUNNING
+    # the batch forms of signal and reset on the same workflow
+    await settle(client, "WorkflowId = 'w-reset' AND ExecutionStatus = 'Running'", 1)
+    sig = cli(server.address, "signal", "--query", "WorkflowId = 'w-reset' AND ExecutionStatus = 'Running'",
+              "--name", "poke", "--input", '{"n": 1}', "--yes")
+    assert sig.returncode == 0 and "signal: 1 matched, 1 done, 0 skipped, 0 failed" in sig.stdout, sig
+    bad_input = cli(server.address, "signal", "--query", "WorkflowId = 'w-reset'", "--name", "poke", "--input", "{",
+                    "--yes")
+    assert bad_input.returncode == 2 and "--input" in bad_input.stderr, bad_input.stderr
+    events = await raw_history(stub, "w-reset", new_run)
+    assert sum(e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED for e in events) == 1
+    # batch reset of the (old, terminated) first run: a workflow id is reset once per batch, even when run again
+    again = ["reset", "--query", "WorkflowId = 'w-reset' AND ExecutionStatus = 'Terminated'", "--type", "first",
+             "--reason", "batch", "--yes"]
+    await settle(client, "WorkflowId = 'w-reset' AND ExecutionStatus = 'Terminated'", 1)
+    first = cli(server.address, *again)
+    assert first.returncode == 0 and "reset: 1 matched, 1 done" in first.stdout, first
+    after_first = (await client.get_workflow_handle("w-reset").describe()).run_id
+    assert after_first != new_run
+    second = cli(server.address, *again)
+    assert second.returncode == 0, second.stdout
+    assert (await client.get_workflow_handle("w-reset").describe()).run_id == after_first
