@@ -151,6 +151,10 @@ async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: P
     assert bad.returncode == 1 and "WorkflowTaskCompleted" in bad.stderr and "4" in bad.stderr, bad.stderr
     both = cli(server.address, "reset", "--workflow-id", "w-reset", "--query", QUERY, "--reason", "x")
     assert both.returncode == 2 and "not both" in both.stderr
+    neither = cli(server.address, "terminate", "--reason", "x")
+    assert neither.returncode == 2 and "one of --workflow-id or --query is required" in neither.stderr
+    event_and_query = cli(server.address, "reset", "--query", QUERY, "--event-id", "4", "--reason", "x", "--yes")
+    assert event_and_query.returncode == 2 and "--type first|last" in event_and_query.stderr
     ok = cli(server.address, "reset", "--workflow-id", "w-reset", "--type", "first", "--reason", "try again")
     assert ok.returncode == 0, ok.stderr
     new_run = json.loads(ok.stdout)["run_id"]
