@@ -55,22 +55,28 @@ class BatchTarget:
     workflow_id: str
     run_id: str
     start_time_ms: int = 0
+    #: For reset: other matching runs of the workflow id, tried when ``run_id`` has no point to reset to.
+    other_run_ids: tuple[str, ...] = ()
 
 
 def one_per_workflow(targets: Sequence[BatchTarget]) -> list[BatchTarget]:
-    """For reset: the earliest-started matching run of each workflow id, in first-seen order.
+    """For reset: one target per workflow id (its earliest-started matching run, the others as fallbacks).
 
     A reset acts on the workflow id (it makes a new current run), so a batch resets each id
-    once; the earliest run is the one an earlier, interrupted run of the batch reset, whose
-    request id then finds the run that reset made (the newer runs may not have a point yet).
+    once. A run made by a reset copies its start time, so the earliest run is not always the
+    one with a point to reset to: the reset tries the other matching runs of the id in turn
+    (a re-run of the batch then reaches the server, whose request-id check finds the run the
+    first pass made).
     """
-    best: dict[str, BatchTarget] = {}
+    groups: dict[str, list[BatchTarget]] = {}
     for t in targets:
-        cur = best.get(t.workflow_id)
-        if cur is None or t.start_time_ms < cur.start_time_ms:
-            best[t.workflow_id] = t
-    order = list(dict.fromkeys(t.workflow_id for t in targets))
-    return [best[w] for w in order]
+        groups.setdefault(t.workflow_id, []).append(t)
+    out = []
+    for runs in groups.values():
+        runs = sorted(runs, key=lambda r: r.start_time_ms)
+        out.append(BatchTarget(runs[0].workflow_id, runs[0].run_id, runs[0].start_time_ms,
+                               tuple(r.run_id for r in runs[1:])))
+    return out
 
 
 @dataclass(frozen=True)
@@ -189,8 +195,16 @@ def make_action(client: BatchClient, operation: str, *, reason: str = "", signal
             await client._rpc("SignalWorkflowExecution", req)
     elif operation == "reset":
         async def act(t: BatchTarget, request_id: str) -> None:
-            await reset_workflow(client, t.workflow_id, t.run_id, event_id=None, reset_type=reset_type,
-                                 reason=reason, reapply_signals=reapply_signals, request_id=request_id)
+            first_error: ValueError | None = None
+            for run_id in (t.run_id, *t.other_run_ids):
+                try:
+                    await reset_workflow(client, t.workflow_id, run_id, event_id=None, reset_type=reset_type,
+                                         reason=reason, reapply_signals=reapply_signals, request_id=request_id)
+                    return
+                except ValueError as e:  # this run has no completed workflow task: try the next one
+                    first_error = first_error or e
+            assert first_error is not None
+            raise first_error
     else:
         raise ValueError(f"operation: {operation!r} is not one of terminate, cancel, signal, reset")
     return act

@@ -138,7 +138,7 @@ async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: P
     # a run whose first workflow task completed: taken by hand (no worker process needed)
     from spindle.controlplane.api import service_pb2 as svc
 
-    await client.start_workflow("Waiter", id="w-reset", task_queue="hand")
+    original = (await client.start_workflow("Waiter", id="w-reset", task_queue="hand")).result_run_id
     stub = client.stub
     task = await stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(
         namespace="default", task_queue="hand"))
@@ -181,3 +181,16 @@ async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: P
     second = cli(server.address, *again)
     assert second.returncode == 0, second.stdout
     assert (await client.get_workflow_handle("w-reset").describe()).run_id == after_first
+    # a batch reset tries the other matching runs of an id when the first has no point (a run a reset
+    # made copies its start time, so it may be listed first): deterministic here
+    from spindle import ResetType
+    from spindle._batch import BatchTarget, make_action
+
+    act = make_action(client, "reset", reason="direct", reset_type=ResetType.FIRST_WORKFLOW_TASK)
+    await act(BatchTarget("w-reset", after_first, 0, (original,)), "direct-request")
+    made = (await client.get_workflow_handle("w-reset").describe()).run_id
+    assert made not in (after_first, original)
+    await act(BatchTarget("w-reset", made, 0, (original,)), "direct-request")  # a retry: the same run
+    assert (await client.get_workflow_handle("w-reset").describe()).run_id == made
+    with pytest.raises(ValueError):  # no run with a point at all
+        await act(BatchTarget("w-reset", made, 0, (after_first,)), "another-request")
