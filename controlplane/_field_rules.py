@@ -149,6 +149,7 @@ RULES: dict[str, Check] = {
     "task_token": TOKEN, "next_page_token": TOKEN,
     "page_size": PAGE_SIZE, "maximum_page_size": PAGE_SIZE,
     "maximum_attempts": NOT_NEGATIVE, "scheduled_event_id": NOT_NEGATIVE,
+    "workflow_task_finish_event_id": NOT_NEGATIVE,
     "rps_limit": RATE, "max_tasks_per_second": RATE,
     "backoff_coefficient": COEFFICIENT,
 }

@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from spindle._converter import DataConverter, EncryptionCodec, PayloadCodec, ZlibCodec
     from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
     from spindle._history import History, HistoryEvent
+    from spindle._batch import BatchOperationSummary
+    from spindle._reset import ResetType
     from spindle._retry_policy import RetryPolicy
     from spindle._tls import TLSConfig
     from spindle._worker import Worker
@@ -44,6 +46,8 @@ __all__ = [
     "ZlibCodec",
     "EncryptionCodec",
     "TLSConfig",
+    "ResetType",
+    "BatchOperationSummary",
 ]
 
 _LAZY: dict[str, str] = {
@@ -63,6 +67,8 @@ _LAZY: dict[str, str] = {
     "ZlibCodec": "spindle._converter",
     "EncryptionCodec": "spindle._converter",
     "TLSConfig": "spindle._tls",
+    "ResetType": "spindle._reset",
+    "BatchOperationSummary": "spindle._batch",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
 # they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /

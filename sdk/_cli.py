@@ -23,6 +23,8 @@ import sys
 from typing import Any, Awaitable, Callable
 
 from . import exceptions as E
+from ._cli_batch import add_batch_options, add_reset_options, reset_single
+from ._cli_batch import dispatch as batch_dispatch
 from ._cli_tls import add_tls_arguments, tls_from_args
 from ._client import Client, WorkflowExecutionDescription
 from ._converter import PayloadCodec
@@ -86,10 +88,11 @@ def load_codecs(specs: list[str]) -> list[PayloadCodec]:
     return codecs
 
 
-def _wf(p: argparse.ArgumentParser, *, run: bool = True) -> None:
+def _wf(p: argparse.ArgumentParser, *, run: bool = True, batch: bool = False) -> None:
     _common(p)
     _codec_option(p)
-    p.add_argument("--workflow-id", "-w", required=True, help="workflow id")
+    p.add_argument("--workflow-id", "-w", required=not batch,
+                   help="workflow id" + (" (or --query for a batch)" if batch else ""))
     if run:
         p.add_argument("--run-id", "-r", default=None, help="run id (default: the latest run)")
 
@@ -263,8 +266,8 @@ async def _list(args: argparse.Namespace, client: Client) -> int:
 
 def register_workflow(sub: Any) -> None:
     """Add ``spindle workflow ...``."""
-    p = sub.add_parser("workflow", help="start, signal, query, result, cancel, terminate, describe, show and list "
-                                        "executions")
+    p = sub.add_parser("workflow", help="start, signal, query, result, cancel, terminate, reset, describe, show and "
+                                        "list executions")
     ws = p.add_subparsers(dest="workflow_cmd", required=True, metavar="COMMAND")
     s = ws.add_parser("start", help="start a workflow")
     _wf(s, run=False)
@@ -277,11 +280,12 @@ def register_workflow(sub: Any) -> None:
     s.add_argument("--run-timeout", help="e.g. 30m")
     s.add_argument("--start-delay", help="e.g. 10s")
     s.set_defaults(func=_run(_start))
-    g = ws.add_parser("signal", help="send a signal")
-    _wf(g)
+    g = ws.add_parser("signal", help="send a signal (to one execution, or to every one a --query matches)")
+    _wf(g, batch=True)
     g.add_argument("--name", required=True, help="signal name")
     g.add_argument("--input", "-i", action="append", default=[], help="a JSON argument (repeat for several)")
-    g.set_defaults(func=_run(_signal))
+    add_batch_options(g)
+    g.set_defaults(func=_run(batch_dispatch("signal", _signal)))
     q = ws.add_parser("query", help="query a workflow")
     _wf(q)
     q.add_argument("--name", required=True, help="query name")
@@ -290,14 +294,23 @@ def register_workflow(sub: Any) -> None:
     r = ws.add_parser("result", help="wait for a run to close and print its result (JSON)")
     _wf(r)
     r.set_defaults(func=_run(_result))
-    c = ws.add_parser("cancel", help="request cancellation")
-    _wf(c)
+    c = ws.add_parser("cancel", help="request cancellation (of one execution, or of every one a --query matches)")
+    _wf(c, batch=True)
     c.add_argument("--reason", default="", help="why")
-    c.set_defaults(func=_run(_cancel))
-    t = ws.add_parser("terminate", help="terminate at once (no cleanup runs)")
-    _wf(t)
+    add_batch_options(c)
+    c.set_defaults(func=_run(batch_dispatch("cancel", _cancel)))
+    t = ws.add_parser("terminate", help="terminate at once, no cleanup runs (one execution, or every one a --query "
+                                        "matches)")
+    _wf(t, batch=True)
     t.add_argument("--reason", default="", help="why")
-    t.set_defaults(func=_run(_terminate))
+    add_batch_options(t)
+    t.set_defaults(func=_run(batch_dispatch("terminate", _terminate)))
+    rs = ws.add_parser("reset", help="reset to a completed workflow task: a new run continues from there with the "
+                                     "workers' current code (one workflow, or every one a --query matches)")
+    _wf(rs, batch=True)
+    add_reset_options(rs)
+    add_batch_options(rs)
+    rs.set_defaults(func=_run(batch_dispatch("reset", reset_single)))
     d = ws.add_parser("describe", help="status and pending work of a run")
     _wf(d)
     d.set_defaults(func=_run(_describe))

@@ -29,6 +29,9 @@ from google.protobuf.message import Message
 from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
 from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
+from spindle import _batch
+from spindle._batch import BatchOperationSummary
+from spindle._reset import ResetType, reset_workflow
 from spindle._api_keys import ApiKey, MetadataStub, check_api_key, create_request
 from spindle._converter import DataConverter, PayloadCodec, SerializationContext, WorkflowSerializationContext
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -843,6 +846,48 @@ class Client:
         await self._decode(resp)
         return [self._describe(info) for info in resp.executions], (resp.next_page_token or None)
 
+    # ------------------------------------------------------------------ batch operations (docs/RESET.md)
+    async def batch_terminate(self, query: str, *, reason: str = "", rps: float | None = None,
+                              batch_id: str | None = None) -> BatchOperationSummary:
+        """Terminate every execution ``query`` matches; returns the summary (done, skipped, failed with reasons).
+
+        The matching executions are read first, then terminated at most ``rps`` a second.
+        An execution already closed counts as skipped, so running the same batch again
+        after an interruption is safe. Never raises for one execution's failure.
+
+        Raises:
+            RPCError: the query is malformed (``status="INVALID_ARGUMENT"``; nothing was changed).
+            ValueError: an empty query or a non-positive ``rps``.
+        """
+        return await _batch.batch(self, "terminate", query, reason=reason, rps=rps, batch_id=batch_id)
+
+    async def batch_cancel(self, query: str, *, reason: str = "", rps: float | None = None,
+                           batch_id: str | None = None) -> BatchOperationSummary:
+        """Request cancellation of every execution ``query`` matches (see :meth:`batch_terminate`)."""
+        return await _batch.batch(self, "cancel", query, reason=reason, rps=rps, batch_id=batch_id)
+
+    async def batch_signal(self, query: str, signal: Any, *args: Any, rps: float | None = None,
+                           batch_id: str | None = None) -> BatchOperationSummary:
+        """Signal every execution ``query`` matches with ``args`` (see :meth:`batch_terminate`).
+
+        Each signal carries a request id derived from the batch id and the run, so a re-run
+        of the batch does not deliver it twice; pass a new ``batch_id`` to signal again.
+        """
+        name, _ = _handler(signal, _SIGNAL_ATTR)
+        return await _batch.batch(self, "signal", query, signal=name, args=args, rps=rps, batch_id=batch_id)
+
+    async def batch_reset(self, query: str, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
+                          reapply_signals: bool = True, rps: float | None = None,
+                          batch_id: str | None = None) -> BatchOperationSummary:
+        """Reset every execution ``query`` matches to its first or last completed workflow task.
+
+        See :meth:`WorkflowHandle.reset` and :meth:`batch_terminate`. A re-run of the batch
+        does not reset a workflow id twice (its request id derives from the batch id and
+        the workflow id).
+        """
+        return await _batch.batch(self, "reset", query, reason=reason, reset_type=type,
+                                  reapply_signals=reapply_signals, rps=rps, batch_id=batch_id)
+
     async def count_workflows(self, query: str = "") -> int:
         """The number of executions matching ``query``.
 
@@ -1375,6 +1420,30 @@ class WorkflowHandle(Generic[R]):
             details=client.data_converter.to_payloads(details), identity=client.identity)
         await client._encode(req)
         await client._rpc("TerminateWorkflowExecution", req)
+
+    async def reset(self, event_id: int | None = None, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
+                    reapply_signals: bool = True, request_id: str | None = None) -> str:
+        """Reset the workflow to a point of this run's history; returns the new run's id.
+
+        ``event_id`` names a ``WorkflowTaskCompleted`` event of the run (as shown by
+        ``fetch_history()`` or ``spindle workflow show``); without it, ``type`` picks the
+        first or (default) last completed workflow task. The new run (same workflow id)
+        keeps the history up to that point and then runs the worker's current code from
+        there; signals received after the point are re-applied (each once) unless
+        ``reapply_signals=False``; activities after the point run again. The current run, if
+        still running, ends ``TERMINATED`` with ``reason``; a closed one stays as it is.
+        Safe to retry with the same ``request_id``. See docs/RESET.md.
+
+        Raises:
+            WorkflowNotFoundError: no such workflow or run.
+            RPCError: ``status="INVALID_ARGUMENT"`` when the event is not a
+                WorkflowTaskCompleted event of the run (the message names the allowed ids),
+                or a child workflow is still pending at the point.
+            ValueError: the run has no completed workflow task yet, or ``event_id`` is not positive.
+        """
+        return await reset_workflow(self._client, self.id, self._execution().run_id, event_id=event_id,
+                                    reset_type=type,
+                                    reason=reason, reapply_signals=reapply_signals, request_id=request_id)
 
     async def describe(self) -> WorkflowExecutionDescription:
         """Status, times, memo, search attributes and pending work of the run.

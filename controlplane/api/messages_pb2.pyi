@@ -71,6 +71,7 @@ class WorkflowTaskFailedCause(int, metaclass=_enum_type_wrapper.EnumTypeWrapper)
     WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE: _ClassVar[WorkflowTaskFailedCause]
     WORKFLOW_TASK_FAILED_CAUSE_HISTORY_TOO_LARGE: _ClassVar[WorkflowTaskFailedCause]
     WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND: _ClassVar[WorkflowTaskFailedCause]
+    WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW: _ClassVar[WorkflowTaskFailedCause]
 
 class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -137,6 +138,12 @@ class CommandType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     COMMAND_TYPE_ACCEPT_UPDATE: _ClassVar[CommandType]
     COMMAND_TYPE_COMPLETE_UPDATE: _ClassVar[CommandType]
     COMMAND_TYPE_REJECT_UPDATE: _ClassVar[CommandType]
+
+class ResetReapplyType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESET_REAPPLY_TYPE_UNSPECIFIED: _ClassVar[ResetReapplyType]
+    RESET_REAPPLY_TYPE_SIGNAL: _ClassVar[ResetReapplyType]
+    RESET_REAPPLY_TYPE_NONE: _ClassVar[ResetReapplyType]
 TIMEOUT_TYPE_UNSPECIFIED: TimeoutType
 TIMEOUT_TYPE_START_TO_CLOSE: TimeoutType
 TIMEOUT_TYPE_SCHEDULE_TO_START: TimeoutType
@@ -178,6 +185,7 @@ WORKFLOW_TASK_FAILED_CAUSE_BAD_COMMAND: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_HISTORY_TOO_LARGE: WorkflowTaskFailedCause
 WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND: WorkflowTaskFailedCause
+WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW: WorkflowTaskFailedCause
 EVENT_TYPE_UNSPECIFIED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: EventType
@@ -238,6 +246,9 @@ COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: CommandType
 COMMAND_TYPE_ACCEPT_UPDATE: CommandType
 COMMAND_TYPE_COMPLETE_UPDATE: CommandType
 COMMAND_TYPE_REJECT_UPDATE: CommandType
+RESET_REAPPLY_TYPE_UNSPECIFIED: ResetReapplyType
+RESET_REAPPLY_TYPE_SIGNAL: ResetReapplyType
+RESET_REAPPLY_TYPE_NONE: ResetReapplyType
 
 class Payload(_message.Message):
     __slots__ = ("metadata", "data")

@@ -836,3 +836,27 @@ class RevokeApiKeyResponse(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     key: ApiKeyInfo
     def __init__(self, key: _Optional[_Union[ApiKeyInfo, _Mapping]] = ...) -> None: ...
+
+class ResetWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "reason", "workflow_task_finish_event_id", "request_id", "reset_reapply_type", "identity")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TASK_FINISH_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    RESET_REAPPLY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    reason: str
+    workflow_task_finish_event_id: int
+    request_id: str
+    reset_reapply_type: _messages_pb2.ResetReapplyType
+    identity: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., reason: _Optional[str] = ..., workflow_task_finish_event_id: _Optional[int] = ..., request_id: _Optional[str] = ..., reset_reapply_type: _Optional[_Union[_messages_pb2.ResetReapplyType, str]] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class ResetWorkflowExecutionResponse(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...

@@ -184,6 +184,11 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
                 response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
                 _registered_method=True)
+        self.ResetWorkflowExecution = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ResetWorkflowExecution',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -369,6 +374,13 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResetWorkflowExecution(self, request, context):
+        """reset (issue 17)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -521,6 +533,11 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.RevokeApiKey,
                     request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.FromString,
                     response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.SerializeToString,
+            ),
+            'ResetWorkflowExecution': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetWorkflowExecution,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1333,6 +1350,33 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/RevokeApiKey',
             spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
             spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetWorkflowExecution(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ResetWorkflowExecution',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -9,7 +9,7 @@ role       may
 =========  ======================================================================
 reader     describe the namespace; describe, list and count runs; read histories; query
 worker     reader + poll workflow and activity tasks, respond to them, heartbeat
-writer     reader + start, signal, signal-with-start, update, cancel, terminate
+writer     reader + start, signal, signal-with-start, update, cancel, terminate, reset
 admin      all of these + update and delete the namespace, its search attributes and
            archival, and manage the API keys whose grants are on it
 =========  ======================================================================

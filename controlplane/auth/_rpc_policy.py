@@ -131,6 +131,9 @@ POLICY: dict[str, Rule] = {
     "UpdateWorkflowExecution": _in_ns(WRITE),
     "RequestCancelWorkflowExecution": _in_ns(WRITE),
     "TerminateWorkflowExecution": _in_ns(WRITE),
+    # a repair that ends a run and makes another: audited like an admin action
+    "ResetWorkflowExecution": Rule(Scope.NAMESPACE, WRITE, _ns("namespace"), audit=True,
+                                   target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),

@@ -44,6 +44,7 @@ _BY_WORKFLOW: dict[str, Any] = {
     "UpdateWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "RequestCancelWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "TerminateWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
+    "ResetWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "DescribeWorkflowExecution": lambda r: (r.namespace, r.execution.workflow_id),
     "GetWorkflowExecutionHistory": lambda r: (r.namespace, r.execution.workflow_id),
 }

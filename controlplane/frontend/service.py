@@ -260,6 +260,15 @@ class FrontendService:
             await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)
         return svc.TerminateWorkflowExecutionResponse()
 
+    async def ResetWorkflowExecution(self, req: svc.ResetWorkflowExecutionRequest, deadline: float | None
+                                     ) -> svc.ResetWorkflowExecutionResponse:
+        ns = self._charge(req.namespace)
+        require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
+        if req.workflow_task_finish_event_id <= 0:
+            raise InvalidArgument("workflow_task_finish_event_id: required: the id of a WorkflowTaskCompleted event "
+                                  "of the run to reset to")
+        return svc.ResetWorkflowExecutionResponse(run_id=await self.engine.reset(ns, req))
+
     async def DescribeWorkflowExecution(self, req: svc.DescribeWorkflowExecutionRequest, deadline: float | None
                                         ) -> svc.DescribeWorkflowExecutionResponse:
         ns = self._charge(req.namespace)

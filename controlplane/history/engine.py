@@ -42,6 +42,7 @@ from ._transfer_queue import TransferQueue
 from .ops import activity_task, close, poll, workflow_task, workflow_task_completed
 from .ops import describe as describe_op
 from .ops import query as query_op
+from .ops import reset as reset_op
 from .ops import signal as signal_op
 from .ops import start as start_op
 from .ops import update as update_op
@@ -247,6 +248,10 @@ class HistoryEngine:
                   identity: str) -> Awaitable[None]:
         """Terminate a run (through the cross-shard port; see ``ops.cancel``)."""
         return self.context.cross_shard.terminate(ns, execution, reason, details, identity)
+
+    def reset(self, ns: Namespace, req: svc.ResetWorkflowExecutionRequest) -> Awaitable[str]:
+        """Reset a workflow to a WorkflowTaskCompleted event of one of its runs; the new run's id (see ``ops.reset``)."""
+        return reset_op.reset(self.context, ns, req)
 
     def describe(self, ns: Namespace, execution: pb.WorkflowExecution) -> Awaitable[svc.DescribeWorkflowExecutionResponse]:
         """Describe a run (see ``ops.describe``)."""

@@ -51,6 +51,7 @@ NEEDS: dict[str, str] = {
     "UpdateWorkflowExecution": "writer",
     "RequestCancelWorkflowExecution": "writer",
     "TerminateWorkflowExecution": "writer",
+    "ResetWorkflowExecution": "writer",
     "DescribeWorkflowExecution": "reader",
     "GetWorkflowExecutionHistory": "reader",
     "ListWorkflowExecutions": "reader",
@@ -128,6 +129,9 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
             namespace="ns-a", workflow_execution=A_WF, request_id=uuid.uuid4().hex),
         "TerminateWorkflowExecution": lambda: svc.TerminateWorkflowExecutionRequest(
             namespace="ns-a", workflow_execution=A_WF, reason="evil"),
+        "ResetWorkflowExecution": lambda: svc.ResetWorkflowExecutionRequest(
+            namespace="ns-a", workflow_execution=A_WF, reason="evil", workflow_task_finish_event_id=4,
+            request_id=uuid.uuid4().hex),
         "DescribeWorkflowExecution": lambda: svc.DescribeWorkflowExecutionRequest(namespace="ns-a", execution=A_WF),
         "GetWorkflowExecutionHistory": lambda: svc.GetWorkflowExecutionHistoryRequest(namespace="ns-a", execution=A_WF),
         "ListWorkflowExecutions": lambda: svc.ListWorkflowExecutionsRequest(namespace="ns-a"),

@@ -44,3 +44,13 @@ def test_order_fulfilment_against_a_server_that_requires_api_keys(tmp_path: Path
                                   server.address], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                                  env={k: v for k, v in os.environ.items() if k != "SPINDLE_API_KEY"})
         assert refused.returncode != 0 and "UNAUTHENTICATED" in refused.stderr + refused.stdout
+
+
+def test_reset_example_fixes_a_bad_deploy(tmp_path: Path) -> None:
+    """examples/reset/fix_bad_deploy.py: release 1 fails every invoice after charging; a batch reset with
+    release 2 completes them all without charging again (docs/RESET.md)."""
+    out = _run("reset/fix_bad_deploy.py", cwd=tmp_path)
+    assert out.count(": failed: bug in release 1") == 3, out
+    assert "reset: 3 matched, 3 done, 0 skipped, 0 failed" in out, out
+    assert out.count(": receipt for ch_invoice-") == 3, out
+    assert "charges made: 3 for 3 invoices" in out, out

@@ -16,6 +16,7 @@ after-commit effects (dispatching tasks, arming timers, waking long polls) run.
 - ``close``: closing a run (also on run timeout and the history-size limit), and what
   its close tells parent and children; ``retention``: deleting closed runs;
   ``user_timer``: a workflow's timer firing.
+- ``reset``: a new run that continues from a point of an earlier run's history.
 - ``_run``: helpers many operations share (building a run, scheduling a workflow task,
   timers, visibility records).
 """
