@@ -68,8 +68,13 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
             hist = await archival.payloads.expand(pb.History(events=events), t.namespace_id, keep_missing=True)
             await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, list(hist.events), close_ms)
         except (ObjectStoreError, ValueError, OSError, Unavailable) as e:
+            if ctx.metrics is not None:
+                ctx.metrics.archived(ns.name if ns is not None else t.namespace_id, None)
             _retry_later(ctx, shard, t, e)
             return
+        if ctx.metrics is not None:  # lag: from when retention was due (the timer row's time) to now
+            ctx.metrics.archived(ns.name if ns is not None else t.namespace_id,
+                                 (ctx.clock.now_ms() - row_key[0]) / 1000)
     blob_keys = await ctx.store.list_blob_refs(t.namespace_id, t.workflow_id, t.run_id) \
         if archival.blobs is not None else []
     async with cache.locked(t.namespace_id, t.workflow_id):
