@@ -146,6 +146,7 @@ class WorkflowInstance(RuntimeServices):
         self._commands: list[CommandEntry] = []
         self._unmatched: collections.deque[CommandEntry] = collections.deque()
         self._awaiting_live_ack = False
+        self._failed_tasks = 0  # workflow tasks of this run that failed or timed out, seen so far
         self._pending_events: list[pb.HistoryEvent] = []
         self._by_event_id: dict[int, Any] = {}
         self._timers: dict[str, Any] = {}
@@ -255,6 +256,17 @@ class WorkflowInstance(RuntimeServices):
             t._log_destroy_pending = False  # type: ignore[attr-defined]
         self._loop.close()
 
+    @property
+    def earlier_task_failed(self) -> bool:
+        """Whether a workflow task of this run failed or timed out before the current one.
+
+        The worker that ran it ran the workflow code live up to that point (and emitted whatever
+        side output it makes while not replaying, e.g. a tracing span), though nothing it
+        decided was recorded. Tracing uses it so that a retried first task does not emit the
+        run's span again.
+        """
+        return self._failed_tasks > 0
+
     # ================================================================== replay driver
 
     def replay(self, events: Sequence[pb.HistoryEvent]) -> None:
@@ -294,6 +306,7 @@ class WorkflowInstance(RuntimeServices):
                 self._awaiting_live_ack = False
                 self._last_completed_event_id = e.event_id
             elif t in _TASK_FAILURES:
+                self._failed_tasks += 1
                 if self._awaiting_live_ack:
                     raise StaleWorkflowInstanceError(
                         f"workflow task {e.event_id - 1} answered by this cached instance failed or timed out "
