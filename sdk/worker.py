@@ -6,7 +6,9 @@ from spindle._interceptor_worker import (
     ActivityOutboundInterceptor,
     ExecuteActivityInput,
     ExecuteWorkflowInput,
+    HandleQueryInput,
     HandleSignalInput,
+    HandleUpdateInput,
     Interceptor,
     StartActivityInput,
     StartChildWorkflowInput,
@@ -21,5 +23,5 @@ __all__ = [
     "Worker", "WorkflowDeterminismCheckError", "WorkerMetrics", "SharedStateManager", "SharedHeartbeatSender",
     "Interceptor", "ActivityInboundInterceptor", "ActivityOutboundInterceptor", "ExecuteActivityInput",
     "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
-    "ExecuteWorkflowInput", "HandleSignalInput", "StartActivityInput", "StartChildWorkflowInput",
+    "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
 ]
