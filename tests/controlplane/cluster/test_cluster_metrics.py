@@ -97,3 +97,53 @@ async def test_members_count_lease_renewals_and_shard_moves(spanner_instance) ->
                     await n.stop()
                 except Exception:  # noqa: BLE001 - already stopped
                     pass
+
+
+class _LeaseStore:
+    """Just what LeaseManager.renew calls: the lease of shard 2 turns out taken; ``down`` fails the round."""
+
+    def __init__(self) -> None:
+        self.down = False
+
+    async def heartbeat_member(self, member_id: str, address: str, now_ms: int, started_ms: int) -> None:
+        if self.down:
+            raise ConnectionError("store unreachable")
+
+    async def renew_leases(self, member_id: str, held: dict, now_ms: int, ttl_ms: int) -> list[int]:
+        return [2] if 2 in held else []
+
+
+async def test_renewal_rounds_and_lost_shards_are_counted() -> None:
+    import asyncio
+
+    from prometheus_client import generate_latest
+
+    from spindle.controlplane._metrics import ServerMetrics
+    from spindle.controlplane.cluster._leases import LeaseManager
+
+    released: list[int] = []
+
+    async def on_release(sid: int) -> None:
+        released.append(sid)
+
+    async def on_acquire(sid: int, range_id: int) -> None:
+        pass
+
+    store = _LeaseStore()
+    lm = LeaseManager(store, "m", "127.0.0.1:1", 4, ttl=2.0, renew_interval=0.5,  # type: ignore[arg-type]
+                      on_acquire=on_acquire, on_release=on_release)
+    lm.metrics = metrics = ServerMetrics()
+    lm._main = asyncio.get_running_loop()
+    lm.held = {1: 7, 2: 7}
+    await lm.renew()  # shard 2 was taken by another member: dropped at once
+    store.down = True
+    with pytest.raises(ConnectionError):
+        await lm.renew()
+    assert released == [2] and lm.held == {1: 7}
+    m: dict = {}
+    for fam in text_string_to_metric_families(generate_latest(metrics.registry).decode()):
+        for s in fam.samples:
+            m.setdefault(s.name, []).append((s.labels, s.value))
+    assert _value(m, "spindle_lease_renewals_total", result="ok") == 1
+    assert _value(m, "spindle_lease_renewals_total", result="failed") == 1
+    assert _value(m, "spindle_shard_ownership_changes_total", change="lost") == 1
