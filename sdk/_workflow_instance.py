@@ -170,6 +170,9 @@ class WorkflowInstance(RuntimeServices):
         self._dynamic_signal_handlers: dict[str, Callable[..., Any]] = {}
         self._running_handlers: set[asyncio.Task[Any]] = set()
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
+        #: The headers of buffered signals (by the id of their Payloads in ``signal_buffer``), when interceptors
+        #: will want them; whoever takes a signal out of the buffer pops its entry.
+        self.signal_buffer_headers: dict[int, Mapping[str, pb.Payload]] = {}
         self.signal_waiters: dict[str, collections.deque[asyncio.Future[pb.Payloads]]] = {}
         self.conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         #: Called as each workflow task of ``activate``/``replay`` begins (the worker's deadlock
@@ -576,7 +579,8 @@ class WorkflowInstance(RuntimeServices):
         self._dynamic_signal_handlers[name] = handler
         buffered = self.signal_buffer.pop(name, None)
         while buffered:
-            self._deliver_signal(name, buffered.popleft())
+            payloads = buffered.popleft()
+            self._deliver_signal(name, payloads, self.signal_buffer_headers.pop(id(payloads), None))
 
     def _signal_handler(self, name: str) -> tuple[Callable[..., Any] | None, CallableInfo | None]:
         """The handler a signal ``name`` goes to now (dynamic ones first), or (None, None)."""
@@ -599,6 +603,8 @@ class WorkflowInstance(RuntimeServices):
                     w.set_result(payloads)
                     return
             self.signal_buffer.setdefault(name, collections.deque()).append(payloads)
+            if headers and self._interceptors:
+                self.signal_buffer_headers[id(payloads)] = dict(headers)
             return
         try:
             args = info.decode_args(self._converter, payloads, f"signal {name!r}")

@@ -209,3 +209,42 @@ async def test_a_history_made_without_interceptors_replays_with_them() -> None:
             return WorkflowInboundInterceptor
 
     await Replayer(workflows=[Ledger], interceptors=[PassThrough()]).replay_workflow(history)
+
+
+@workflow.defn
+class LateHandler:
+    """Registers its signal handler only after a first signal arrived: that one waited in the buffer."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.ready = False
+
+    @workflow.signal
+    def arm(self, _: str) -> None:
+        self.ready = True
+
+    @workflow.run
+    async def run(self) -> list[str]:
+        await workflow.wait_condition(lambda: self.ready)
+        workflow.set_signal_handler("late", lambda item: self.items.append(item))
+        await workflow.wait_condition(lambda: len(self.items) >= 2)
+        return self.items
+
+
+async def test_a_buffered_signal_reaches_the_interceptor_with_its_headers() -> None:
+    seen.clear()
+    client = await Client.connect("embedded::memory:", interceptors=[CallerInterceptor()])
+    try:
+        tq = f"tq-{uuid.uuid4()}"
+        async with Worker(client, task_queue=tq, workflows=[LateHandler], interceptors=[CallerWorkerInterceptor()]):
+            handle = await client.start_workflow(LateHandler.run, id=f"wf-{uuid.uuid4()}", task_queue=tq)
+            await handle.signal("late", "early")  # no handler yet: buffered
+            await handle.signal(LateHandler.arm, "")
+            async for event in handle.watch_history():  # the handler is registered once "arm" was handled
+                if event.event_type == "WorkflowTaskCompleted" and event.event_id > 7:
+                    break
+            await handle.signal("late", "on time")
+            assert await handle.result() == ["early@alice", "on time@alice"]
+    finally:
+        await client.close()
+    assert [s[:3] for s in seen if s[1] == "late" and not s[3]] == [("signal", "late", "alice")] * 2
