@@ -64,7 +64,9 @@ class _LiveState(Collector):
                                 labels=["namespace", "task_queue", "kind"])
         sums: dict[tuple[str, str, str], int] = {}
         ages: dict[tuple[str, str, str], float] = {}
-        for ns, tq, kind, n, oldest in (m.backlog_source() if m.backlog_source is not None else ()):
+        for row in (m.backlog_source() if m.backlog_source is not None else ()):
+            ns, tq, kind, n = row[:4]
+            oldest = float(row[4]) if len(row) > 4 else 0.0  # a source without ages reports 0
             key = (ns, m.task_queue_label(tq), _KIND_NAMES.get(kind, str(kind)))
             sums[key] = sums.get(key, 0) + n
             ages[key] = max(ages.get(key, 0.0), oldest)
@@ -82,7 +84,7 @@ class ServerMetrics:
     """The metrics of one control plane, in their own registry (``self.registry``).
 
     The owner plugs in ``backlog_source`` (yields ``(namespace, task_queue, kind, count,
-    oldest_age_seconds)``) and ``shards_source`` (the number of owned shards); both are read
+    oldest_age_seconds)``; the age may be left out) and ``shards_source`` (the number of owned shards); both are read
     at scrape time.
     """
 
@@ -129,7 +131,7 @@ class ServerMetrics:
                                        "their run: started there (sticky) or moved to the normal queue after the "
                                        "sticky timeout (fallback); hit rate = sticky / (sticky + fallback)",
                                        ["namespace", "result"], registry=r)
-        self.backlog_source: Callable[[], Iterable[tuple[str, str, int, int, float]]] | None = None
+        self.backlog_source: Callable[[], Iterable[tuple[Any, ...]]] | None = None
         self.shards_source: Callable[[], int] | None = None
         r.register(_LiveState(self))
         # bound label children, cached: .labels() costs a lock and a tuple build per call
