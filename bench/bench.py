@@ -15,6 +15,10 @@ one signal each (burst), and W3-seq = single signals on an idle server.
 connect with them (the worker reads the SPINDLE_TLS_* variables). Compare with a run without
 it, back to back: the issue's target is W1 within 15%.
 
+SPINDLE_BENCH_SERVER_METRICS=1 (start-dev): the server records and serves its metrics (--metrics-port 0);
+SPINDLE_BENCH_WORKER_METRICS=1: the worker records spindle_worker_* metrics (bench/worker.py; embedded mode too).
+The issue's target: W1 with both on within 5% of both off, back to back.
+
 --auth (start-dev only): the server requires API keys (``start-dev --auth``); the driver and
 the worker send the generated system_admin key (the worker reads SPINDLE_API_KEY). With
 --tls and --auth together: the issue's "TLS and API keys on" run.
@@ -349,12 +353,22 @@ async def main() -> None:
     tmp = tempfile.mkdtemp(prefix="spindle-bench-")
     db = os.path.join(tmp, "bench.db")
     out: dict = {"engine": "spindle", "mode": a.mode, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                 "nproc": os.cpu_count(), "tls": a.tls, "auth": a.auth}
+                 "nproc": os.cpu_count(), "tls": a.tls, "auth": a.auth,
+                 "server_metrics": bool(os.environ.get("SPINDLE_BENCH_SERVER_METRICS")),
+                 "worker_metrics": bool(os.environ.get("SPINDLE_BENCH_WORKER_METRICS"))}
     try:
         if a.mode == "embedded":
             client = await Client.connect("embedded:" + db)
+            wm = None
+            if os.environ.get("SPINDLE_BENCH_WORKER_METRICS"):
+                from prometheus_client import CollectorRegistry
+
+                from spindle.worker import WorkerMetrics
+
+                wm = WorkerMetrics(CollectorRegistry())
             async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,
-                              max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200):
+                              max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200,
+                              metrics=wm):
                 out.update(await run_workloads(client, a, {}))
             await client.close()
         else:

@@ -1,6 +1,8 @@
 """The benchmark's worker process: ``python bench/worker.py ADDRESS`` (prints "worker ready").
 
 TLS settings and the API key come from the SPINDLE_TLS_* and SPINDLE_API_KEY variables (``spindle.envconfig``), as bench.py --tls sets them.
+SPINDLE_BENCH_WORKER_METRICS=1: the worker records its ``spindle_worker_*`` metrics (``Worker(metrics=...)``) into a
+registry that is collected (rendered in the text format) once a second, as a scraper would.
 """
 
 from __future__ import annotations
@@ -24,10 +26,27 @@ async def main(address: str) -> None:
     loop = asyncio.get_running_loop()
     for s in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(s, stop.set)
+    metrics = scraper = None
+    if os.environ.get("SPINDLE_BENCH_WORKER_METRICS"):
+        from prometheus_client import CollectorRegistry, generate_latest
+
+        from spindle.worker import WorkerMetrics
+
+        metrics = WorkerMetrics(CollectorRegistry())
+
+        async def scrape() -> None:
+            while True:
+                await asyncio.sleep(1.0)
+                generate_latest(metrics.registry)
+
+        scraper = loop.create_task(scrape())
     async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,
-                      max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200):
+                      max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200,
+                      metrics=metrics):
         print("worker ready", flush=True)
         await stop.wait()
+    if scraper is not None:
+        scraper.cancel()
     await client.close()
 
 

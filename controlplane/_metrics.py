@@ -24,9 +24,10 @@ from prometheus_client.registry import Collector
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
+from spindle.controlplane.store._model import ConditionFailedError, ShardOwnershipLostError, StoreUnavailableError
 
-__all__ = ["CLOSE_STATUS", "OTHER", "TIMED_STORE_OPERATIONS", "ServerMetrics", "instrument_store", "parse_listen",
-           "serve_metrics"]
+__all__ = ["CLOSE_STATUS", "OTHER", "PERSISTENCE_ERROR_KINDS", "TIMED_STORE_OPERATIONS", "ServerMetrics",
+           "instrument_store", "parse_listen", "serve_metrics"]
 
 #: The task_queue label of task queues beyond the cap.
 OTHER = "other"
@@ -48,7 +49,7 @@ _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0
 
 
 class _LiveState(Collector):
-    """Gauges read off the live state at scrape time: backlog per task queue, shards owned."""
+    """Gauges read off the live state at scrape time: backlog (size, oldest task's age) per task queue, shards owned."""
 
     def __init__(self, metrics: "ServerMetrics") -> None:
         self._m = metrics
@@ -58,13 +59,22 @@ class _LiveState(Collector):
         backlog = GaugeMetricFamily("spindle_task_queue_backlog",
                                     "Tasks waiting in a task queue for a poller (task queues beyond the cap: 'other')",
                                     labels=["namespace", "task_queue", "kind"])
+        age = GaugeMetricFamily("spindle_task_queue_backlog_age_seconds",
+                                "How long the oldest task waiting in a task queue has waited (0: none waits)",
+                                labels=["namespace", "task_queue", "kind"])
         sums: dict[tuple[str, str, str], int] = {}
-        for ns, tq, kind, n in (m.backlog_source() if m.backlog_source is not None else ()):
+        ages: dict[tuple[str, str, str], float] = {}
+        for row in (m.backlog_source() if m.backlog_source is not None else ()):
+            ns, tq, kind, n = row[:4]
+            oldest = float(row[4]) if len(row) > 4 else 0.0  # a source without ages reports 0
             key = (ns, m.task_queue_label(tq), _KIND_NAMES.get(kind, str(kind)))
             sums[key] = sums.get(key, 0) + n
+            ages[key] = max(ages.get(key, 0.0), oldest)
         for key, n in sorted(sums.items()):
             backlog.add_metric(list(key), n)
+            age.add_metric(list(key), ages[key])
         yield backlog
+        yield age
         shards = GaugeMetricFamily("spindle_shards_owned", "History shards this process owns")
         shards.add_metric([], m.shards_source() if m.shards_source is not None else 0)
         yield shards
@@ -73,8 +83,9 @@ class _LiveState(Collector):
 class ServerMetrics:
     """The metrics of one control plane, in their own registry (``self.registry``).
 
-    The owner plugs in ``backlog_source`` (yields ``(namespace, task_queue, kind, count)``)
-    and ``shards_source`` (the number of owned shards); both are read at scrape time.
+    The owner plugs in ``backlog_source`` (yields ``(namespace, task_queue, kind, count,
+    oldest_age_seconds)``; the age may be left out) and ``shards_source`` (the number of owned shards); both are read
+    at scrape time.
     """
 
     def __init__(self, *, max_task_queue_labels: int = 100) -> None:
@@ -101,7 +112,26 @@ class ServerMetrics:
         self.persistence_latency = Histogram("spindle_persistence_latency_seconds",
                                              "Time of a store operation, by operation", ["operation"],
                                              buckets=_LATENCY_BUCKETS, registry=r)
-        self.backlog_source: Callable[[], Iterable[tuple[str, str, int, int]]] | None = None
+        # what an on-call engineer needs beyond the pinned names
+        self.shard_changes = Counter("spindle_shard_ownership_changes", "History shards this process started "
+                                     "serving (acquired) or stopped serving (released; lost: another member took "
+                                     "it or fenced its writes, also counted as released)", ["change"], registry=r)
+        self.lease_renewals = Counter("spindle_lease_renewals", "Shard lease renewal rounds (cluster members), by "
+                                      "result", ["result"], registry=r)
+        self.persistence_errors = Counter("spindle_persistence_errors", "Store operations that raised, by operation "
+                                          "and kind (" + ", ".join(PERSISTENCE_ERROR_KINDS) + ")",
+                                          ["operation", "kind"], registry=r)
+        self.archival_lag = Histogram("spindle_archival_lag_seconds", "How long after a closed run's retention was "
+                                      "due its history was archived (retries of failed writes included)",
+                                      buckets=(0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 14400.0,
+                                               86400.0), registry=r)
+        self.archival_writes = Counter("spindle_archival_writes", "Archive writes of closed runs' histories, by "
+                                       "result (a failed one is retried later)", ["namespace", "result"], registry=r)
+        self.sticky_dispatch = Counter("spindle_sticky_dispatch", "Workflow tasks offered to the worker caching "
+                                       "their run: started there (sticky) or moved to the normal queue after the "
+                                       "sticky timeout (fallback); hit rate = sticky / (sticky + fallback)",
+                                       ["namespace", "result"], registry=r)
+        self.backlog_source: Callable[[], Iterable[tuple[Any, ...]]] | None = None
         self.shards_source: Callable[[], int] | None = None
         r.register(_LiveState(self))
         # bound label children, cached: .labels() costs a lock and a tuple build per call
@@ -163,6 +193,30 @@ class ServerMetrics:
         """One store operation took ``seconds``."""
         self._child(self.persistence_latency, operation).observe(seconds)
 
+    def persistence_error(self, operation: str, error: BaseException) -> None:
+        """A store operation raised ``error`` (counted by its kind, see PERSISTENCE_ERROR_KINDS)."""
+        self._child(self.persistence_errors, operation, persistence_error_kind(error)).inc()
+
+    def shard_ownership(self, change: str) -> None:
+        """A shard was ``acquired``, ``released`` or ``lost`` by this process."""
+        self._child(self.shard_changes, change).inc()
+
+    def lease_renewal(self, ok: bool) -> None:
+        """One lease renewal round ended (``ok``) or raised."""
+        self._child(self.lease_renewals, "ok" if ok else "failed").inc()
+
+    def archived(self, namespace: str, lag_seconds: float | None) -> None:
+        """A closed run's history was archived ``lag_seconds`` after its retention was due; ``None``: the write failed."""
+        if lag_seconds is None:
+            self._child(self.archival_writes, namespace, "failed").inc()
+            return
+        self._child(self.archival_writes, namespace, "ok").inc()
+        self.archival_lag.observe(max(0.0, lag_seconds))
+
+    def sticky(self, namespace: str, hit: bool) -> None:
+        """A workflow task offered on a sticky queue started there (``hit``) or fell back to the normal queue."""
+        self._child(self.sticky_dispatch, namespace, "sticky" if hit else "fallback").inc()
+
 
 def parse_listen(value: str, where: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[v6]:PORT`` too) as (host, port); ValueError naming ``where`` otherwise."""
@@ -181,6 +235,23 @@ def serve_metrics(metrics: ServerMetrics, host: str, port: int) -> tuple[Any, in
     return server, server.server_address[1]
 
 
+#: The ``kind`` label of ``spindle_persistence_errors_total``.
+PERSISTENCE_ERROR_KINDS = ("condition_failed", "shard_ownership_lost", "unavailable", "timeout", "other")
+
+
+def persistence_error_kind(error: BaseException) -> str:
+    """The bounded kind of a store error (by the store model's error classes)."""
+    if isinstance(error, ConditionFailedError):
+        return "condition_failed"
+    if isinstance(error, ShardOwnershipLostError):
+        return "shard_ownership_lost"
+    if isinstance(error, StoreUnavailableError):
+        return "unavailable"
+    if isinstance(error, TimeoutError):
+        return "timeout"
+    return "other"
+
+
 #: The store operations whose latency is recorded (the ``operation`` label).
 TIMED_STORE_OPERATIONS = (
     "apply", "apply_many", "get_current", "load_execution", "get_execution_row", "read_events",
@@ -195,16 +266,19 @@ def instrument_store(store: Any, metrics: ServerMetrics) -> None:
         fn = getattr(store, name, None)
         if fn is None or getattr(fn, "_spindle_timed", False):
             continue
-        setattr(store, name, _timed(fn, metrics.persistence_latency.labels(name)))
+        setattr(store, name, _timed(fn, metrics.persistence_latency.labels(name), metrics, name))
 
 
-def _timed(fn: Callable[..., Any], hist: Any) -> Callable[..., Any]:
+def _timed(fn: Callable[..., Any], hist: Any, metrics: ServerMetrics, name: str) -> Callable[..., Any]:
     perf = time.perf_counter
 
     async def timed(*args: Any, **kwargs: Any) -> Any:
         t0 = perf()
         try:
             return await fn(*args, **kwargs)
+        except Exception as e:
+            metrics.persistence_error(name, e)
+            raise
         finally:
             hist.observe(perf() - t0)
 

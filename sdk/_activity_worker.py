@@ -20,6 +20,7 @@ import dataclasses
 import datetime
 import logging
 import pickle
+import time
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -149,6 +150,7 @@ class ActivityWorker:
         max_tasks_per_second: float | None = None,
         shared_state_manager: SharedStateManager | None = None,
         interceptors: Sequence[Interceptor] = (),
+        metrics: Any = None,
     ) -> None:
         self._client = client
         self._interceptors = tuple(interceptors)
@@ -186,6 +188,12 @@ class ActivityWorker:
         #: Counters for tests and metrics: attempts started from polls and eagerly.
         self.stats: collections.Counter[str] = collections.Counter()
         self._poll_tasks: list[asyncio.Task[None]] = []
+        #: Records ``spindle_worker_*`` metrics (a recorder from ``WorkerMetrics``), or ``None``.
+        self._metrics = metrics
+        self._on_poll: Callable[[float, str], None] | None = None
+        if metrics is not None:
+            self._on_poll = lambda seconds, result: metrics.poll("activity", seconds, result)
+            metrics.watch_slots("activity", lambda: len(self._tasks))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -214,6 +222,8 @@ class ActivityWorker:
                 await asyncio.wait(pending, timeout=max(grace, 1.0))
         if self._own_executor and self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._metrics is not None:
+            self._metrics.close()
 
     def try_reserve(self, activity_type: str, task_queue: str) -> bool:
         """Reserve a slot for an eager activity this worker can run; ``False`` if it cannot."""
@@ -242,7 +252,7 @@ class ActivityWorker:
             self._spawn(task)
 
         await poll_loop(f"activity poll on {self.task_queue!r}", self.slots, lambda: self._stopping,
-                        lambda: self._stub.PollActivityTaskQueue(req), take)
+                        lambda: self._stub.PollActivityTaskQueue(req), take, self._on_poll)
 
     def _spawn(self, task: svc.PollActivityTaskQueueResponse) -> None:
         t = asyncio.get_running_loop().create_task(self._run_attempt(task))
@@ -267,6 +277,7 @@ class ActivityWorker:
                         f"of workflow {task.workflow_execution.workflow_id!r}: {type(e).__name__}: {e}",
                         type="PayloadDecodeError")
                     log.warning("%s", err)
+                    self._count_failure(task.activity_type)
                     await self._fail(token, err, None)
                     return
             info = self._info(task)
@@ -278,6 +289,7 @@ class ActivityWorker:
                     f"(task queue {self.task_queue!r}); registered activities: {names}",
                     type="ActivityNotRegistered", non_retryable=True)
                 _log_attempt(logging.WARNING, info, f"failed: {err}")
+                self._count_failure(task.activity_type)
                 await self._fail(token, err, None)
                 return
             loop = asyncio.get_running_loop()
@@ -307,12 +319,17 @@ class ActivityWorker:
             if self._cancel_all:
                 ctx.request_cancel("worker_shutdown")
             try:
-                args = self._decode_args(reg, task.input)
-                if self._interceptors:
-                    result = await self._intercepted(reg, args, ctx, dict(task.header.fields), record, outbound)
-                else:
-                    result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor,
-                                           shared_state=self._shared_state)
+                t_exec = time.perf_counter()
+                try:
+                    args = self._decode_args(reg, task.input)
+                    if self._interceptors:
+                        result = await self._intercepted(reg, args, ctx, dict(task.header.fields), record, outbound)
+                    else:
+                        result = await execute(reg.fn, args, ctx, is_async=reg.is_async, executor=self._executor,
+                                               shared_state=self._shared_state)
+                finally:
+                    if self._metrics is not None:
+                        self._metrics.executed("activity", time.perf_counter() - t_exec)
             except CompleteAsyncError:
                 _log_attempt(logging.DEBUG, info, "will be completed asynchronously")
                 return
@@ -327,15 +344,18 @@ class ActivityWorker:
                     return
                 elif reason == "worker_shutdown" or isinstance(e, asyncio.CancelledError):
                     _log_attempt(logging.WARNING, info, "failed: the worker shut down before it finished")
+                    self._count_failure(reg.name)
                     await self._fail(token, ApplicationError(
                         "worker shutting down", type="WorkerShutdown"), heartbeater.latest_details)
                 else:
                     _log_failure(info, e)
+                    self._count_failure(reg.name)
                     await self._fail(token, e, heartbeater.latest_details)
                 return
             except Exception as e:
                 heartbeater.close()
                 _log_failure(info, e)
+                self._count_failure(reg.name)
                 await self._fail(token, e, heartbeater.latest_details)
                 return
             heartbeater.close()
@@ -343,6 +363,7 @@ class ActivityWorker:
                 payloads = conv.to_payloads([result])
             except (TypeError, ValueError) as e:
                 _log_failure(info, e, "failed: its result cannot be converted: ")
+                self._count_failure(reg.name)
                 await self._fail(token, e, None)
                 return
             await self._complete(token, payloads)
@@ -354,6 +375,10 @@ class ActivityWorker:
             self._contexts.pop(token, None)
             self._payload_contexts.pop(token, None)
             self.slots.release()
+
+    def _count_failure(self, activity_type: str) -> None:
+        if self._metrics is not None:
+            self._metrics.activity_failed(activity_type)
 
     async def _intercepted(self, reg: _Registered, args: list[Any], ctx: ActivityContext,
                            headers: dict[str, pb.Payload], record: Callable[[Sequence[Any]], None],

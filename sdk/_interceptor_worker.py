@@ -6,9 +6,10 @@ An :class:`Interceptor` passed to ``Worker(..., interceptors=[...])`` wraps
   :class:`ActivityInboundInterceptor` (``execute_activity``), whose ``init`` receives the
   :class:`ActivityOutboundInterceptor` (``info``, ``heartbeat``) it may wrap;
 - each workflow run: :meth:`Interceptor.workflow_interceptor_class` returns a
-  :class:`WorkflowInboundInterceptor` subclass, instantiated once per run *inside the
-  deterministic runtime* (so it follows the workflow rules: no I/O, no clocks, no randomness
-  except through ``spindle.workflow``), whose ``init`` receives the
+  :class:`WorkflowInboundInterceptor` subclass (``execute_workflow``, ``handle_signal``,
+  ``handle_query``, ``handle_update_validator``, ``handle_update_handler``), instantiated once
+  per run *inside the deterministic runtime* (so it follows the workflow rules: no I/O, no
+  clocks, no randomness except through ``spindle.workflow``), whose ``init`` receives the
   :class:`WorkflowOutboundInterceptor` (``info``, ``start_activity``, ``start_child_workflow``).
 
 Every base class passes each call on to the next one unchanged: subclass and override what
@@ -40,6 +41,8 @@ __all__ = [
     "WorkflowOutboundInterceptor",
     "ExecuteWorkflowInput",
     "HandleSignalInput",
+    "HandleQueryInput",
+    "HandleUpdateInput",
     "StartActivityInput",
     "StartChildWorkflowInput",
 ]
@@ -116,6 +119,26 @@ class HandleSignalInput:
 
 
 @dataclasses.dataclass
+class HandleQueryInput:
+    """A query to answer: its id (empty: Spindle does not number queries), name, decoded arguments, headers."""
+
+    id: str
+    query: str
+    args: Sequence[Any]
+    headers: Mapping[str, pb.Payload]
+
+
+@dataclasses.dataclass
+class HandleUpdateInput:
+    """An update delivered to its validator or handler: its id, name, decoded arguments, the caller's headers."""
+
+    id: str
+    update: str
+    args: Sequence[Any]
+    headers: Mapping[str, pb.Payload]
+
+
+@dataclasses.dataclass
 class StartActivityInput:
     """An activity the workflow schedules; ``headers`` may be changed (they reach the activity)."""
 
@@ -185,8 +208,25 @@ class WorkflowInboundInterceptor:
         return await self.next.execute_workflow(input)
 
     async def handle_signal(self, input: HandleSignalInput) -> None:
-        """Run the signal's handler."""
+        """Run the signal's handler (called as each signal is delivered, replays included).
+
+        A sync handler's signal runs at once, inline, as it would without interceptors, as long
+        as no interceptor awaits; an interceptor that awaits makes the rest run as a task.
+        """
         await self.next.handle_signal(input)
+
+    async def handle_query(self, input: HandleQueryInput) -> Any:
+        """Run the query's handler and return its result. Must not await anything that suspends
+        (a query answers from the current state at once): the query then fails."""
+        return await self.next.handle_query(input)
+
+    def handle_update_validator(self, input: HandleUpdateInput) -> None:
+        """Run the update's validator (if it has one); raising rejects the update."""
+        self.next.handle_update_validator(input)
+
+    async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
+        """Run the update's handler (after it was accepted, replays included) and return its result."""
+        return await self.next.handle_update_handler(input)
 
 
 class Interceptor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -72,18 +73,21 @@ class Slots:
 
 
 async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll: Callable[[], Awaitable[Any]],
-                    take: Callable[[Any], None]) -> None:
+                    take: Callable[[Any], None], on_poll: Callable[[float, str], None] | None = None) -> None:
     """Long-poll with ``poll()`` while a slot is free and until ``stopping()``; hand each task to ``take``.
 
     ``take`` owns the slot of the task it gets. A poll that returns no task (the long
     poll's timeout), a cancelled or timed-out call frees the slot at once; any other
     failure is logged as ``what`` failed and the next poll waits ``poll_error_wait`` (the
     server's retry delay, if it throttled the poll, and a backoff growing with failures
-    in a row).
+    in a row). ``on_poll(seconds, result)`` (if given) hears how each poll ended: ``"task"``,
+    ``"empty"`` (no task before the long poll's timeout, or cancelled) or ``"error"``.
     """
     failures = 0
+    perf = time.perf_counter
     while not stopping():
         await slots.acquire()
+        t0 = perf()
         try:
             task = await poll()
         except asyncio.CancelledError:
@@ -92,7 +96,11 @@ async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll:
         except grpc.aio.AioRpcError as e:
             slots.release()
             if e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+                if on_poll is not None:
+                    on_poll(perf() - t0, "empty")
                 continue
+            if on_poll is not None:
+                on_poll(perf() - t0, "error")
             failures += 1
             wait = poll_error_wait(failures, retry_delay(e))
             log.warning("%s failed: %s %s (next poll in %.1f s)", what, e.code(), e.details(), wait)
@@ -100,6 +108,8 @@ async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll:
             continue
         except Exception:
             slots.release()
+            if on_poll is not None:
+                on_poll(perf() - t0, "error")
             failures += 1
             log.exception("%s failed", what)
             await asyncio.sleep(poll_error_wait(failures))
@@ -107,7 +117,11 @@ async def poll_loop(what: str, slots: Slots, stopping: Callable[[], bool], poll:
         failures = 0
         if not task.task_token:
             slots.release()
+            if on_poll is not None:
+                on_poll(perf() - t0, "empty")
             continue
+        if on_poll is not None:
+            on_poll(perf() - t0, "task")
         take(task)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from spindle._activity_shared_state import SharedStateManager
 from spindle._activity_worker import ActivityWorker
 from spindle._interceptor_worker import Interceptor, check_interceptors
+from spindle._worker_metrics import WorkerMetrics
 from spindle._workflow_worker import WorkflowWorker
 
 __all__ = ["Worker", "WorkflowDeterminismCheckError"]
@@ -101,9 +102,15 @@ class Worker:
             attempt and each workflow run (the first is the outermost). A client's
             interceptors that are also worker interceptors are not added automatically:
             pass them here too.
+        metrics: a :class:`spindle.worker.WorkerMetrics` naming the ``prometheus_client``
+            registry this worker records its ``spindle_worker_*`` metrics into (poll and
+            task latency, slots in use, sticky cache size/hits/misses, activity and workflow
+            task failures, replay latency; see docs/OBSERVABILITY.md). ``None`` (the
+            default) records nothing.
 
     Raises:
-        TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``.
+        TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``,
+            or ``metrics`` is not a ``WorkerMetrics``.
         ValueError: no workflows and no activities, an empty task queue, two
             workflows or activities with the same name, a sync activity with a
             non-thread ``activity_executor`` but no ``shared_state_manager``, a
@@ -134,6 +141,7 @@ class Worker:
         deadlock_detection_timeout: datetime.timedelta | None = datetime.timedelta(seconds=2),
         debug_mode: bool = False,
         interceptors: Sequence[Interceptor] = (),
+        metrics: WorkerMetrics | None = None,
     ) -> None:
         if deadlock_detection_timeout is not None and deadlock_detection_timeout <= datetime.timedelta(0):
             raise ValueError(f"deadlock_detection_timeout must be positive (or None to disable it), "
@@ -141,6 +149,9 @@ class Worker:
         if max_task_queue_activities_per_second is not None and max_task_queue_activities_per_second <= 0:
             raise ValueError("max_task_queue_activities_per_second must be positive (or None for no limit)")
         interceptors = check_interceptors(interceptors, "Worker(interceptors=...)", Interceptor)
+        if metrics is not None and not isinstance(metrics, WorkerMetrics):
+            raise TypeError(f"Worker(metrics=...) takes a spindle.worker.WorkerMetrics (or None), "
+                            f"got {type(metrics).__name__}")
         if not task_queue:
             raise ValueError("Worker needs a task_queue")
         if not workflows and not activities:
@@ -170,6 +181,12 @@ class Worker:
 
         self._activity_worker: ActivityWorker | None = None
         self._workflow_worker: WorkflowWorker | None = None
+        recorder = None
+        if metrics is not None:
+            from spindle._activity import ActivityDefinition
+
+            recorder = metrics._bind(client.namespace, task_queue, workflow_types=defs,
+                                     activity_types=[ActivityDefinition.must_from_callable(a).name for a in activities])
         if defs:
             from spindle._workflow_instance import WorkflowInstance
 
@@ -184,6 +201,7 @@ class Worker:
                                   if interceptors else WorkflowInstance),
                 pollers=workflow_task_pollers,
                 deadlock_timeout=deadlock_timeout,
+                metrics=recorder,
             )
         if activities:
             ww = self._workflow_worker
@@ -198,6 +216,7 @@ class Worker:
                 max_tasks_per_second=max_task_queue_activities_per_second,
                 shared_state_manager=shared_state_manager,
                 interceptors=interceptors,
+                metrics=recorder,
             )
             if ww is not None:
                 ww._activities = self._activity_worker

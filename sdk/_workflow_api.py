@@ -161,6 +161,7 @@ async def wait_for_signal(name: str, timeout: float | timedelta | None = None, *
     buffered = inst.signal_buffer.get(name)
     if buffered:
         payloads = buffered.popleft()
+        inst.signal_buffer_headers.pop(id(payloads), None)
     else:
         fut: asyncio.Future[pb.Payloads] = inst.create_waiter()
         waiters = inst.signal_waiters.setdefault(name, collections.deque())

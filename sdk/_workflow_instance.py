@@ -30,7 +30,7 @@ import functools
 import logging
 import random as _random
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -57,6 +57,9 @@ from spindle._statemachines.markers import VERSION_MARKER, RecordedMarkers
 from spindle._statemachines.update import accept_command, complete_command, reject_command
 from spindle._interceptor_worker import (
     ExecuteWorkflowInput,
+    HandleQueryInput,
+    HandleSignalInput,
+    HandleUpdateInput,
     Interceptor,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
@@ -146,6 +149,9 @@ class WorkflowInstance(RuntimeServices):
         self._commands: list[CommandEntry] = []
         self._unmatched: collections.deque[CommandEntry] = collections.deque()
         self._awaiting_live_ack = False
+        self._failed_tasks = 0  # workflow tasks of this run that failed or timed out, seen so far
+        #: The run's inbound interceptor chain (None without interceptors): signals, queries, updates go through it.
+        self._inbound: WorkflowInboundInterceptor | None = None
         self._pending_events: list[pb.HistoryEvent] = []
         self._by_event_id: dict[int, Any] = {}
         self._timers: dict[str, Any] = {}
@@ -164,6 +170,9 @@ class WorkflowInstance(RuntimeServices):
         self._dynamic_signal_handlers: dict[str, Callable[..., Any]] = {}
         self._running_handlers: set[asyncio.Task[Any]] = set()
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
+        #: The headers of buffered signals (by the id of their Payloads in ``signal_buffer``), when interceptors
+        #: will want them; whoever takes a signal out of the buffer pops its entry.
+        self.signal_buffer_headers: dict[int, Mapping[str, pb.Payload]] = {}
         self.signal_waiters: dict[str, collections.deque[asyncio.Future[pb.Payloads]]] = {}
         self.conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         #: Called as each workflow task of ``activate``/``replay`` begins (the worker's deadlock
@@ -223,7 +232,11 @@ class WorkflowInstance(RuntimeServices):
             raise QueryFailedError(str(e)) from e
         with self._on_loop(), self.mode("query"):
             try:
-                result = qd.handler.fn(self._obj, *args)
+                if self._inbound is not None:
+                    result = _run_to_end(self._inbound.handle_query(HandleQueryInput(
+                        id="", query=name, args=args, headers=dict(query.header.fields))), f"query {name!r}")
+                else:
+                    result = qd.handler.fn(self._obj, *args)
             except Exception as e:
                 raise QueryFailedError(f"query {name!r} failed: {type(e).__name__}: {e}") from e
         try:
@@ -254,6 +267,17 @@ class WorkflowInstance(RuntimeServices):
         for t in tasks:
             t._log_destroy_pending = False  # type: ignore[attr-defined]
         self._loop.close()
+
+    @property
+    def earlier_task_failed(self) -> bool:
+        """Whether a workflow task of this run failed or timed out before the current one.
+
+        The worker that ran it ran the workflow code live up to that point (and emitted whatever
+        side output it makes while not replaying, e.g. a tracing span), though nothing it
+        decided was recorded. Tracing uses it so that a retried first task does not emit the
+        run's span again.
+        """
+        return self._failed_tasks > 0
 
     # ================================================================== replay driver
 
@@ -294,6 +318,7 @@ class WorkflowInstance(RuntimeServices):
                 self._awaiting_live_ack = False
                 self._last_completed_event_id = e.event_id
             elif t in _TASK_FAILURES:
+                self._failed_tasks += 1
                 if self._awaiting_live_ack:
                     raise StaleWorkflowInstanceError(
                         f"workflow task {e.event_id - 1} answered by this cached instance failed or timed out "
@@ -435,7 +460,7 @@ class WorkflowInstance(RuntimeServices):
                 timer.on_fired()
         elif t == E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
             a = e.workflow_execution_signaled_event_attributes
-            self._deliver_signal(a.signal_name, a.input)
+            self._deliver_signal(a.signal_name, a.input, a.header.fields)
         elif t == E.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
             self._cancel_requested = True
             if self._run_task is not None and not self._run_task.done():
@@ -479,7 +504,7 @@ class WorkflowInstance(RuntimeServices):
             else:
                 run_fn = run.fn
             if self._interceptors:
-                inbound = self._inbound_chain()
+                inbound = self._inbound = self._inbound_chain()
                 coro = inbound.execute_workflow(ExecuteWorkflowInput(
                     type=self._info.workflow_type, run_fn=run_fn, args=args, headers=dict(a.header.fields)))
             else:
@@ -554,17 +579,22 @@ class WorkflowInstance(RuntimeServices):
         self._dynamic_signal_handlers[name] = handler
         buffered = self.signal_buffer.pop(name, None)
         while buffered:
-            self._deliver_signal(name, buffered.popleft())
+            payloads = buffered.popleft()
+            self._deliver_signal(name, payloads, self.signal_buffer_headers.pop(id(payloads), None))
 
-    def _deliver_signal(self, name: str, payloads: pb.Payloads) -> None:
-        info: CallableInfo | None = None
-        fn: Callable[..., Any] | None = None
+    def _signal_handler(self, name: str) -> tuple[Callable[..., Any] | None, CallableInfo | None]:
+        """The handler a signal ``name`` goes to now (dynamic ones first), or (None, None)."""
         if name in self._dynamic_signal_handlers:
             fn = self._dynamic_signal_handlers[name]
-            info = CallableInfo(fn, skip_self=False)
-        elif name in self.defn.signals and self._obj is not None:
+            return fn, CallableInfo(fn, skip_self=False)
+        if name in self.defn.signals and self._obj is not None:
             info = self.defn.signals[name].handler
-            fn = info.fn.__get__(self._obj)
+            return info.fn.__get__(self._obj), info
+        return None, None
+
+    def _deliver_signal(self, name: str, payloads: pb.Payloads,
+                        headers: Mapping[str, pb.Payload] | None = None) -> None:
+        fn, info = self._signal_handler(name)
         if fn is None or info is None:
             waiters = self.signal_waiters.get(name)
             while waiters:
@@ -573,6 +603,8 @@ class WorkflowInstance(RuntimeServices):
                     w.set_result(payloads)
                     return
             self.signal_buffer.setdefault(name, collections.deque()).append(payloads)
+            if headers and self._interceptors:
+                self.signal_buffer_headers[id(payloads)] = dict(headers)
             return
         try:
             args = info.decode_args(self._converter, payloads, f"signal {name!r}")
@@ -580,6 +612,10 @@ class WorkflowInstance(RuntimeServices):
             _log.warning("dropping signal %r for workflow %s: %s", name, self._workflow_id, e)
             return
         what = f"signal handler {name!r}"
+        if self._inbound is not None:
+            self._signal_through_chain(HandleSignalInput(signal=name, args=args, headers=dict(headers or {})),
+                                       info.is_async, what)
+            return
         if info.is_async:
             task = self._handler_task(fn(*args), what)
 
@@ -594,6 +630,41 @@ class WorkflowInstance(RuntimeServices):
                 fn(*args)
             except Exception as e:
                 self._handler_failed(e, what)
+
+    def _signal_through_chain(self, input: HandleSignalInput, is_async: bool, what: str) -> None:
+        """Deliver a signal through the inbound interceptors: an async handler as a task (as without
+        interceptors), a sync one at once (so the order of effects does not change)."""
+        assert self._inbound is not None
+
+        def done(f: asyncio.Future[Any]) -> None:
+            exc = None if f.cancelled() else f.exception()
+            if exc is not None:
+                self._handler_failed(exc, what)
+
+        coro = self._inbound.handle_signal(input)
+        if is_async:
+            self._handler_task(coro, what).add_done_callback(done)
+        else:
+            self._run_eagerly(coro, what, done)
+
+    def _run_eagerly(self, coro: Any, what: str, on_done: Callable[[asyncio.Future[Any]], None],
+                     context: contextvars.Context | None = None) -> None:
+        """Run ``coro`` now until it finishes or suspends; if it suspends, the rest runs as a handler task.
+
+        ``on_done`` gets a done future with its outcome either way.
+        """
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        try:
+            yielded = context.run(coro.send, None) if context is not None else coro.send(None)
+        except StopIteration as stop:
+            fut.set_result(stop.value)
+            on_done(fut)
+            return
+        except Exception as e:
+            fut.set_exception(e)
+            on_done(fut)
+            return
+        self._handler_task(_resume(coro, yielded), what, context).add_done_callback(on_done)
 
     def _handler_task(self, coro: Any, name: str, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         """Run an async signal/update handler as a task, counted until it ends (all_handlers_finished)."""
@@ -621,14 +692,20 @@ class WorkflowInstance(RuntimeServices):
         except TypeError as e:
             self._reject(u.update_id, ApplicationError(str(e), type="InvalidArgument", non_retryable=True))
             return
-        if ud.validator is not None:
+        headers = dict(u.header.fields)
+        if ud.validator is not None or self._inbound is not None:
             with self.mode("validator"):
                 try:
-                    _update_context(u.update_id, ud.name).run(ud.validator.fn, self._obj, *args)
+                    if self._inbound is not None:
+                        _update_context(u.update_id, ud.name).run(
+                            self._inbound.handle_update_validator,
+                            HandleUpdateInput(id=u.update_id, update=ud.name, args=args, headers=headers))
+                    elif ud.validator is not None:
+                        _update_context(u.update_id, ud.name).run(ud.validator.fn, self._obj, *args)
                 except Exception as e:
                     self._reject(u.update_id, e)
                     return
-        self._accept(u.update_id, ud, args)
+        self._accept(u.update_id, ud, args, headers)
 
     def _replay_update(self, e: pb.HistoryEvent) -> None:
         a = e.workflow_execution_update_accepted_event_attributes
@@ -637,15 +714,27 @@ class WorkflowInstance(RuntimeServices):
             raise self.nondeterminism(
                 f"nondeterministic workflow: history event {e.event_id} is {describe_event(e)} but the workflow "
                 f"code has no update handler {a.name!r}", e.event_id)
-        self._accept(a.update_id, ud, ud.handler.decode_args(self._converter, a.input, f"update {a.name!r}"))
+        self._accept(a.update_id, ud, ud.handler.decode_args(self._converter, a.input, f"update {a.name!r}"),
+                     dict(a.header.fields))
 
     def _reject(self, update_id: str, exc: BaseException) -> None:
         self._commands.append(CommandEntry(reject_command(update_id, self._converter.to_failure(exc))))
 
-    def _accept(self, update_id: str, ud: UpdateDefinition, args: list[Any]) -> None:
+    def _accept(self, update_id: str, ud: UpdateDefinition, args: list[Any],
+                headers: Mapping[str, pb.Payload] | None = None) -> None:
         self._commands.append(CommandEntry(accept_command(update_id)))
         fn = ud.handler.fn.__get__(self._obj)
         context = _update_context(update_id, ud.name)
+        if self._inbound is not None:
+            coro = self._inbound.handle_update_handler(
+                HandleUpdateInput(id=update_id, update=ud.name, args=args, headers=dict(headers or {})))
+            if ud.handler.is_async:
+                task = self._handler_task(coro, f"update {ud.name}", context)
+                task.add_done_callback(lambda t: self._complete_update(update_id, ud.name, t))
+            else:
+                self._run_eagerly(coro, f"update {ud.name}",
+                                  lambda f: self._complete_update(update_id, ud.name, f), context)
+            return
         if ud.handler.is_async:
             task = self._handler_task(fn(*args), f"update {ud.name}", context)
             task.add_done_callback(lambda t: self._complete_update(update_id, ud.name, t))
@@ -683,6 +772,63 @@ class _WorkflowInboundImpl(WorkflowInboundInterceptor):
 
     async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
         return await input.run_fn(*input.args)
+
+    async def handle_signal(self, input: HandleSignalInput) -> None:
+        fn, info = self._inst._signal_handler(input.signal)
+        if fn is None or info is None:
+            return  # its handler was removed meanwhile (an interceptor awaited)
+        if info.is_async:
+            await fn(*input.args)
+        else:
+            fn(*input.args)
+
+    async def handle_query(self, input: HandleQueryInput) -> Any:
+        qd = self._inst.defn.queries[input.query]
+        return qd.handler.fn(self._inst._obj, *input.args)
+
+    def handle_update_validator(self, input: HandleUpdateInput) -> None:
+        ud = self._inst.defn.updates[input.update]
+        if ud.validator is not None:
+            ud.validator.fn(self._inst._obj, *input.args)
+
+    async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
+        ud = self._inst.defn.updates[input.update]
+        result = ud.handler.fn(self._inst._obj, *input.args)
+        return await result if ud.handler.is_async else result
+
+
+def _run_to_end(coro: Any, what: str) -> Any:
+    """Run ``coro`` to its end now; RuntimeError (and the coroutine closed) if it suspends."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError(f"{what}: an inbound interceptor awaited something that suspends; a query is answered at once")
+
+
+async def _resume(coro: Any, yielded: Any) -> Any:
+    """Carry on a coroutine that was started by hand and suspended on ``yielded`` (as a Task would)."""
+    while True:
+        try:
+            if yielded is not None and hasattr(yielded, "add_done_callback"):
+                yielded._asyncio_future_blocking = False
+                if not yielded.done():
+                    waiter = asyncio.get_running_loop().create_future()
+                    yielded.add_done_callback(lambda _f: waiter.done() or waiter.set_result(None))
+                    await waiter
+            else:
+                await asyncio.sleep(0)
+        except asyncio.CancelledError as e:
+            try:
+                yielded = coro.throw(e)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        try:
+            yielded = coro.send(None)
+        except StopIteration as stop:
+            return stop.value
 
 
 def _update_context(update_id: str, name: str) -> contextvars.Context:

@@ -21,6 +21,7 @@ import asyncio
 import collections
 import dataclasses
 import logging
+import time
 import uuid
 
 from collections.abc import Callable, Sequence
@@ -99,6 +100,19 @@ def _log_task_failure(task: svc.PollWorkflowTaskQueueResponse, error: BaseExcept
               extra={"workflow_id": wf.workflow_id, "run_id": wf.run_id, "workflow_type": task.workflow_type})
 
 
+def _failure_cause(cause: int, error: BaseException) -> str:
+    """The ``cause`` label of a failed workflow task (see ``spindle._worker_metrics``)."""
+    if cause == pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR or isinstance(error, NonDeterminismError):
+        return "non_determinism"
+    if cause == pb.WORKFLOW_TASK_FAILED_CAUSE_UNREGISTERED_WORKFLOW_TYPE:
+        return "unregistered_type"
+    if isinstance(error, DeadlockError):
+        return "deadlock"
+    if isinstance(error, ApplicationError) and error.type in ("PayloadDecodeError", "PayloadEncodeError"):
+        return "payload"
+    return "other"
+
+
 class WorkflowWorker:
     """Runs the workflows registered on one worker (see the module docstring).
 
@@ -116,6 +130,7 @@ class WorkflowWorker:
         pollers: concurrent long polls on the normal queue (the sticky queue gets as many).
         deadlock_timeout: seconds workflow code may run without yielding before its task
             fails with :class:`~spindle._deadlock.DeadlockError`; ``None`` disables detection.
+        metrics: records ``spindle_worker_*`` metrics (a recorder from ``WorkerMetrics``), or ``None``.
     """
 
     def __init__(
@@ -132,6 +147,7 @@ class WorkflowWorker:
         instance_factory: Callable[..., Any],
         pollers: int = 2,
         deadlock_timeout: float | None = None,
+        metrics: Any = None,
     ) -> None:
         self._client = client
         self._stub = client._stub
@@ -161,6 +177,13 @@ class WorkflowWorker:
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Counters for tests and metrics: tasks resumed from the cache, runs replayed from history.
         self.stats: collections.Counter[str] = collections.Counter()
+        self._metrics = metrics
+        self._on_poll: Callable[[float, str], None] | None = None
+        if metrics is not None:
+            self._on_poll = lambda seconds, result: metrics.poll("workflow", seconds, result)
+            metrics.watch_slots("workflow", lambda: len(self._tasks))
+            if self.sticky_queue:
+                metrics.watch_cache(lambda: len(self._cache))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -188,6 +211,8 @@ class WorkflowWorker:
             self._evict(run_id)
         if self._watchdog is not None:
             self._watchdog.stop()
+        if self._metrics is not None:
+            self._metrics.close()
 
     @property
     def cached_run_ids(self) -> list[str]:
@@ -204,7 +229,8 @@ class WorkflowWorker:
         req = svc.PollWorkflowTaskQueueRequest(namespace=self._ns, task_queue=queue, identity=self._identity,
                                                sticky=sticky)
         await poll_loop(f"workflow poll on {queue!r}", self.slots, lambda: self._stopping,
-                        lambda: self._stub.PollWorkflowTaskQueue(req), lambda task: self._spawn(task, reserved=True))
+                        lambda: self._stub.PollWorkflowTaskQueue(req), lambda task: self._spawn(task, reserved=True),
+                        self._on_poll)
 
     def _spawn(self, task: svc.PollWorkflowTaskQueueResponse, *, reserved: bool) -> None:
         t = asyncio.get_running_loop().create_task(self._handle(task, reserved))
@@ -255,6 +281,8 @@ class WorkflowWorker:
     async def _activate(self, task: svc.PollWorkflowTaskQueueResponse, defn: Any, entry: _CachedRun
                         ) -> svc.PollWorkflowTaskQueueResponse | None:
         run_id = task.workflow_execution.run_id
+        metrics = self._metrics
+        t0 = time.perf_counter()
         try:
             events = await self._task_events(task)
             new_events: list[pb.HistoryEvent] = []
@@ -271,11 +299,14 @@ class WorkflowWorker:
                 self.stats["cache_hits"] += 1
                 try:
                     commands = self._run_activation(entry.instance, new_events, task)
+                    if metrics is not None:
+                        metrics.cache_hit()
                 except _Stale:
                     self._evict(run_id, entry)
                     entry = _CachedRun(instance=None)
             if commands is None:
                 self.stats["replays"] += 1
+                t_replay = time.perf_counter()
                 events = await self._full_history(task, events)
                 started = events[0].workflow_execution_started_event_attributes
                 entry.instance = self._new_instance(defn, task, started.task_queue)
@@ -283,6 +314,9 @@ class WorkflowWorker:
                     commands = self._run_activation(entry.instance, events, task)
                 except _Stale as e:
                     raise _TaskFailed(_UNHANDLED, e.__cause__ or e) from e
+                if metrics is not None and task.previous_started_event_id > 0:  # past its first task: a real replay
+                    metrics.cache_miss()
+                    metrics.replayed(task.workflow_type, time.perf_counter() - t_replay)
             entry.started_event_id = task.started_event_id
         except _TaskFailed as f:
             self._evict(run_id, entry)
@@ -301,6 +335,8 @@ class WorkflowWorker:
             await self._fail_task(task, _UNHANDLED, e)
             return None
 
+        if metrics is not None:
+            metrics.executed("workflow", time.perf_counter() - t0)
         closing = any(c.command_type in _CLOSE_COMMANDS for c in commands)
         if not closing and self._max_cached > 0:
             self._insert(run_id, entry)
@@ -432,6 +468,8 @@ class WorkflowWorker:
         return failure
 
     async def _fail_task(self, task: svc.PollWorkflowTaskQueueResponse, cause: int, error: BaseException) -> None:
+        if self._metrics is not None:
+            self._metrics.workflow_task_failed(task.workflow_type, _failure_cause(cause, error))
         req = svc.RespondWorkflowTaskFailedRequest(task_token=task.task_token, cause=cause,  # type: ignore[arg-type]
                                                    failure=self._task_failure(error), identity=self._identity,
                                                    namespace=self._ns)

@@ -6,7 +6,9 @@ from spindle._interceptor_worker import (
     ActivityOutboundInterceptor,
     ExecuteActivityInput,
     ExecuteWorkflowInput,
+    HandleQueryInput,
     HandleSignalInput,
+    HandleUpdateInput,
     Interceptor,
     StartActivityInput,
     StartChildWorkflowInput,
@@ -15,10 +17,11 @@ from spindle._interceptor_worker import (
     WorkflowOutboundInterceptor,
 )
 from spindle._worker import Worker, WorkflowDeterminismCheckError
+from spindle._worker_metrics import WorkerMetrics
 
 __all__ = [
-    "Worker", "WorkflowDeterminismCheckError", "SharedStateManager", "SharedHeartbeatSender",
+    "Worker", "WorkflowDeterminismCheckError", "WorkerMetrics", "SharedStateManager", "SharedHeartbeatSender",
     "Interceptor", "ActivityInboundInterceptor", "ActivityOutboundInterceptor", "ExecuteActivityInput",
     "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
-    "ExecuteWorkflowInput", "HandleSignalInput", "StartActivityInput", "StartChildWorkflowInput",
+    "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
 ]

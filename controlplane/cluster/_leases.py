@@ -141,6 +141,8 @@ class LeaseManager:
         self._stopping = False
         #: Counters: shards claimed, lost (fenced), handed over, renewal rounds.
         self.stats = {"claimed": 0, "lost": 0, "handed_over": 0, "ticks": 0}
+        #: Counts renewals and lost shards (a ``ServerMetrics``, thread-safe), or None.
+        self.metrics: Any = None
 
     # ------------------------------------------------------------------ threads and loops
     async def start(self) -> None:
@@ -212,8 +214,15 @@ class LeaseManager:
         """Heartbeat and extend every held lease; shards found taken are dropped at once."""
         self.stats["ticks"] += 1
         now = now_ms()
-        await self.store.heartbeat_member(self.member_id, self.address, now, self.started_ms)
-        lost = await self.store.renew_leases(self.member_id, dict(self.held), now, self.ttl_ms)
+        try:
+            await self.store.heartbeat_member(self.member_id, self.address, now, self.started_ms)
+            lost = await self.store.renew_leases(self.member_id, dict(self.held), now, self.ttl_ms)
+        except Exception:
+            if self.metrics is not None:
+                self.metrics.lease_renewal(False)
+            raise
+        if self.metrics is not None:
+            self.metrics.lease_renewal(True)
         self.last_renewed_ms = now
         for sid in lost:
             await self._drop(sid)
@@ -228,6 +237,8 @@ class LeaseManager:
         if self.held.pop(shard_id, None) is None:
             return
         self.stats["lost"] += 1
+        if self.metrics is not None:
+            self.metrics.shard_ownership("lost")
         log.warning("%s lost shard %s (another member took it)", self.member_id, shard_id)
         try:
             await self._in_main_loop(self.on_release(shard_id))

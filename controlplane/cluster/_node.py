@@ -150,6 +150,7 @@ class ClusterNode:
                                        ttl=self.config.lease_ttl, renew_interval=self.config.lease_renew_interval,
                                        on_acquire=self.engine.add_shard, on_release=self.engine.remove_shard)
             self.engine.shard_lost_hook = self.leases.shard_lost
+            self.leases.metrics = self.metrics
             router = Router(self.engine, self.leases, self.peers)
             self.engine.cross_shard = ClusterCrossShard(router, self.engine.local_cross_shard)
             frontend: Any = ClusterFrontend(self.inner, router, internal)

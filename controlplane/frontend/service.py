@@ -170,10 +170,11 @@ class FrontendService:
             n = await blobs.delete_namespace(ns.id)
         except Exception as e:  # noqa: BLE001 - the namespace is deleted either way; an operator can remove the prefix
             log.warning("namespace %s deleted, but its blobs (%s) could not be removed: %s", ns.name,
-                        blobs.namespace_prefix(ns.id), e)
+                        blobs.namespace_prefix(ns.id), e, extra={"namespace": ns.name})
         else:
             if n:
-                log.info("namespace %s deleted with its %d large-payload blob(s)", ns.name, n)
+                log.info("namespace %s deleted with its %d large-payload blob(s)", ns.name, n,
+                         extra={"namespace": ns.name})
 
     async def AddSearchAttributes(self, req: svc.AddSearchAttributesRequest, deadline: float | None) -> svc.AddSearchAttributesResponse:
         await self.namespaces.add_search_attributes(req.namespace, dict(req.search_attributes))

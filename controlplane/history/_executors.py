@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.errors import ServiceError
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 
@@ -83,7 +84,9 @@ async def _reach_out(ctx: HistoryContext, shard: Shard, t: Task) -> None:
         except ServiceError as e:
             if ctx.shards.owned.get(shard.shard_id) is not shard or ctx.background.stopping:
                 return  # its row stays: the shard's next owner (or the next start) runs it
-            log.warning("transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e)
+            ns = ctx.namespaces.by_id(t.namespace_id)
+            log.warning("transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e,
+                        extra=run_fields(ns.name if ns is not None else "", t.workflow_id, t.run_id))
         await asyncio.sleep(delay)
         delay = min(delay * 2, TRANSFER_RETRY_MAX_S)
 

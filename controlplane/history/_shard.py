@@ -124,6 +124,8 @@ class ShardController:
         #: Cluster hook: called with a shard id when a write finds the shard's range_id moved on
         #: (another process took it). None in a single process.
         self.lost_hook: Callable[[int], None] | None = None
+        #: Counts ownership changes (a ``ServerMetrics``), or None.
+        self.metrics: Any = None
         self._ack_loop: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ routing
@@ -149,12 +151,16 @@ class ShardController:
         """Register the shard whose ownership is held with ``range_id``."""
         shard = self._open_shard(shard_id, range_id, movable)
         self.owned[shard_id] = shard
+        if self.metrics is not None:
+            self.metrics.shard_ownership("acquired")
         return shard
 
     async def close(self, shard_id: int) -> None:
         """Stop serving a shard: unregister it, stop its timers and write its last ack batch."""
         shard = self.owned.pop(shard_id, None)
         if shard is not None:
+            if self.metrics is not None:
+                self.metrics.shard_ownership("released")
             await shard.close(self._store)
 
     def lost(self, shard_id: int) -> None:

@@ -32,6 +32,7 @@ import heapq
 import logging
 from collections.abc import Awaitable, Callable
 
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.store import Store
 
@@ -182,7 +183,8 @@ class TimerQueue:
         try:
             await self._fire_handler(t)
         except Exception as e:  # noqa: BLE001 - retried on the next load of the shard's timers
-            log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e)
+            log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e,
+                        extra=run_fields("", t.workflow_id, t.run_id))
             # (only the heap key moves: fire_time_ms is half of the row's key, which deletes it)
             self.retry_at(t, self._clock.now_ms() + 1000, wake=False)
         finally:

@@ -103,7 +103,8 @@ class HistoryEngine:
 
     def attach_metrics(self, metrics: Any) -> None:
         """Record into ``metrics`` (a ``ServerMetrics``) from now on: starts and closes, task
-        schedule-to-start, timer lag, and, at scrape time, the task queues' backlogs and the shards owned."""
+        schedule-to-start, timer lag, sticky dispatch, archival, shard ownership changes, and, at
+        scrape time, the task queues' backlogs (size and oldest task's age) and the shards owned."""
         self.context.metrics = metrics
         self._committer.metrics = metrics
         namespaces = self.namespaces
@@ -113,10 +114,11 @@ class HistoryEngine:
                 if q.sticky:
                     continue
                 ns = namespaces.by_id(q.namespace_id)
-                yield (ns.name if ns is not None else q.namespace_id, q.name, q.kind, q.backlog)
+                yield (ns.name if ns is not None else q.namespace_id, q.name, q.kind, q.backlog, q.oldest_age())
 
         metrics.backlog_source = backlogs
         metrics.shards_source = lambda: len(self._shards.owned)
+        self._shards.metrics = metrics
 
     @property
     def tokens(self) -> TaskTokens:

@@ -56,6 +56,8 @@ class TaskRef:
     #: A poller identity this task goes to only when nobody else takes it within ``avoid_for`` seconds.
     avoid: str = ""
     avoid_for: float = 0.0
+    #: When (monotonic) the task first waited in a queue of this process (0: not yet); for the backlog's age.
+    queued_at: float = 0.0
 
 
 class TaskQueue:
@@ -118,6 +120,8 @@ class TaskQueue:
         return handed
 
     def push(self, ref: TaskRef, *, front: bool = False) -> None:
+        if not ref.queued_at:
+            ref.queued_at = time.monotonic()
         if ref.avoid:
             self._avoiding += 1
             if ref.avoid_for > 0:
@@ -232,6 +236,13 @@ class TaskQueue:
     @property
     def backlog(self) -> int:
         return len(self.tasks)
+
+    def oldest_age(self) -> float:
+        """Seconds the longest-waiting task in the backlog has waited in this process (0 when none waits)."""
+        tasks = list(self.tasks)  # read from the metrics thread: a copy, not a live iteration
+        if not tasks:
+            return 0.0
+        return max(0.0, time.monotonic() - min(t.queued_at or time.monotonic() for t in tasks))
 
 
 class Matching:

@@ -7,7 +7,8 @@ to ``Worker(..., interceptors=[...])``. Spans, all in the trace of the client's 
 - ``StartWorkflow:TYPE`` (client): around ``start_workflow``; its context goes into the start's header.
 - ``RunWorkflow:TYPE`` (workflow): child of ``StartWorkflow``, emitted once, when the run's first
   workflow task runs live (never while replaying: a worker restart or a cache eviction replays the
-  history without emitting it again). The workflow's spans are points in time (started and ended
+  history without emitting it again; nor when that first task is retried after it failed or timed
+  out, e.g. its worker was killed: the first attempt emitted it). The workflow's spans are points in time (started and ended
   at once): a run outlives workers, and a span cannot.
 - ``StartActivity:TYPE`` / ``StartChildWorkflow:TYPE`` (workflow): children of ``RunWorkflow``,
   emitted when the command is issued live; their context goes into the activity's or child's
@@ -55,6 +56,7 @@ from spindle._interceptor_worker import (
     WorkflowOutboundInterceptor,
 )
 from spindle._converter import DataConverter
+from spindle._workflow_context import instance as _workflow_instance
 from spindle.controlplane.api import messages_pb2 as pb
 
 __all__ = ["TracingInterceptor", "DEFAULT_HEADER_KEY"]
@@ -206,7 +208,8 @@ class _TracingWorkflowInbound(WorkflowInboundInterceptor):
     async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
         root = self.interceptor
         self.context = root.extract(input.headers)
-        if not workflow.unsafe.is_replaying():
+        # a retried first workflow task runs live again: the failed (or timed-out) attempt already emitted it
+        if not workflow.unsafe.is_replaying() and not _workflow_instance("tracing").earlier_task_failed:
             info = workflow.info()
             with workflow.unsafe.sandbox_unrestricted():
                 self.context = root.point_span(

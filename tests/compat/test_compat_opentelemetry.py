@@ -166,3 +166,37 @@ async def test_a_worker_restart_replays_without_emitting_a_span_twice(exporter) 
     assert len(names["RunActivity:greet"]) == 2
     assert len(names["RunActivity:flaky"]) == 2
     assert len(names["SignalWorkflow:proceed"]) == 1
+
+
+first_task_failed: list[int] = []
+
+
+@workflow.defn(check_determinism=False)
+class FirstTaskFailsOnce:
+    @workflow.run
+    async def run(self) -> str:
+        if not first_task_failed:  # the first attempt of the first workflow task fails (a bug, then fixed)
+            first_task_failed.append(1)
+            raise RuntimeError("the first attempt of the first workflow task fails")
+        return await workflow.execute_activity(greet, "again", start_to_close_timeout=timedelta(seconds=10))
+
+
+async def test_a_retried_first_workflow_task_does_not_emit_run_workflow_again(exporter) -> None:
+    exp, tracing = exporter
+    first_task_failed.clear()
+    client = await Client.connect("embedded::memory:", interceptors=[tracing])
+    try:
+        tq = f"tq-{uuid.uuid4()}"
+        async with Worker(client, task_queue=tq, workflows=[FirstTaskFailsOnce], activities=[greet],
+                          interceptors=[tracing]):
+            handle = await client.start_workflow(FirstTaskFailsOnce.run, id=f"wf-{uuid.uuid4()}", task_queue=tq)
+            assert await handle.result() == "hello again"
+        events = [e.event_type for e in (await handle.fetch_history()).events]
+    finally:
+        await client.close()
+    assert events.count("WorkflowTaskFailed") == 1  # the first task ran live twice
+    names = _by_name(exp.get_finished_spans())
+    assert len(names["RunWorkflow:FirstTaskFailsOnce"]) == 1
+    assert len(names["RunActivity:greet"]) == 1
+    trace_id = names["StartWorkflow:FirstTaskFailsOnce"][0].context.trace_id
+    assert {s.context.trace_id for s in exp.get_finished_spans()} == {trace_id}

@@ -72,3 +72,31 @@ def test_multiline_messages_and_exceptions_stay_on_one_line() -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="log format 'xml' is not one of text, json"):
         configure_logging("info", "xml")
+
+
+async def test_retention_lines_name_the_namespace_and_the_run(tmp_path: Path) -> None:
+    import asyncio
+
+    archive = tmp_path / "archive"
+    server = DevServer(tmp_path / "r.db", "--log-format", "json", "--log-level", "info",
+                       "--archive-uri", f"file://{archive}").start()
+    try:
+        client = await Client.connect(server.address)
+        await client.create_namespace("brief", retention=timedelta(seconds=1))
+        brief = await Client.connect(server.address, namespace="brief")
+        async with Worker(brief, task_queue="logs", workflows=[Steps], activities=[step]):
+            handle = await brief.start_workflow(Steps.run, 1, id="short-lived", task_queue="logs")
+            assert await handle.result() == 0
+        for _ in range(300):
+            if "retention: deleted" in server.log():
+                break
+            await asyncio.sleep(0.1)
+        await client.close()
+        await brief.close()
+    finally:
+        server.stop()
+    records = [json.loads(ln) for ln in server.log().splitlines() if ln and not ln.startswith("---- ")]
+    deleted = [r for r in records if r["message"].startswith("retention: deleted")]
+    assert len(deleted) == 1, records
+    assert deleted[0]["namespace"] == "brief" and deleted[0]["workflow_id"] == "short-lived"
+    assert deleted[0]["run_id"] == handle.result_run_id

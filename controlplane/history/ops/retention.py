@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.archival import ObjectStoreError
 from spindle.controlplane.errors import Unavailable
@@ -68,8 +69,13 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
             hist = await archival.payloads.expand(pb.History(events=events), t.namespace_id, keep_missing=True)
             await archiver.archive(t.namespace_id, t.workflow_id, t.run_id, list(hist.events), close_ms)
         except (ObjectStoreError, ValueError, OSError, Unavailable) as e:
+            if ctx.metrics is not None:
+                ctx.metrics.archived(ns.name if ns is not None else t.namespace_id, None)
             _retry_later(ctx, shard, t, e)
             return
+        if ctx.metrics is not None:  # lag: from when retention was due (the timer row's time) to now
+            ctx.metrics.archived(ns.name if ns is not None else t.namespace_id,
+                                 (ctx.clock.now_ms() - row_key[0]) / 1000)
     blob_keys = await ctx.store.list_blob_refs(t.namespace_id, t.workflow_id, t.run_id) \
         if archival.blobs is not None else []
     async with cache.locked(t.namespace_id, t.workflow_id):
@@ -86,7 +92,8 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
         # a visibility upsert still queued for this run must not bring its row back
         shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
     await _collect_blobs(ctx, t, blob_keys)
-    log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "")
+    log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "",
+             extra=run_fields(ns.name if ns is not None else "", t.workflow_id, t.run_id))
 
 
 async def _collect_blobs(ctx: HistoryContext, t: Task, keys: list[str]) -> None:
@@ -102,13 +109,14 @@ async def _collect_blobs(ctx: HistoryContext, t: Task, keys: list[str]) -> None:
     try:
         await blobs.delete_unreferenced(keys, t.namespace_id, ctx.store.blob_is_referenced)
     except Exception as e:  # noqa: BLE001 - the run is deleted; a leftover blob is only space
-        log.warning("retention of %s/%s: its blobs could not all be deleted: %s", t.workflow_id, t.run_id, e)
+        log.warning("retention of %s/%s: its blobs could not all be deleted: %s", t.workflow_id, t.run_id, e,
+                    extra=run_fields("", t.workflow_id, t.run_id))
 
 
 def _retry_later(ctx: HistoryContext, shard: Shard, t: Task, err: BaseException) -> None:
     delay_ms = int(ctx.config.archival_retry_interval * 1000)
     log.warning("retention of %s/%s: archive write failed, run kept; retrying in %.1f s: %s",
-                t.workflow_id, t.run_id, delay_ms / 1000, err)
+                t.workflow_id, t.run_id, delay_ms / 1000, err, extra=run_fields("", t.workflow_id, t.run_id))
     t.fire_time_ms = ctx.clock.now_ms() + delay_ms
     shard.timers.retry_at(t, t.fire_time_ms)
 

@@ -60,6 +60,8 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
             cur = st.workflow_task
             if cur is wt and not cur.started and st.running:
                 ctx.matching.remove(ref, queue, KIND_WORKFLOW)
+                if ctx.metrics is not None:
+                    ctx.metrics.sticky(st.namespace, False)
                 st.sticky_queue = ""
                 wt.sticky = False
                 ctx.matching.add(ref, st.task_queue)
@@ -91,6 +93,8 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     wt.identity = identity
     if ctx.metrics is not None:
         ctx.metrics.task_started(st.namespace, "workflow", wt.scheduled_time_ms, now)
+        if sticky:  # taken from the sticky queue, or handed straight back to the worker holding the run
+            ctx.metrics.sticky(st.namespace, True)
     fire = now + workflow_task_timeout_ms(wt.timeout_ms, int(ctx.config.default_workflow_task_timeout * 1000))
     t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,
              extra={"n": wt.nonce}, fire_time_ms=fire)
