@@ -21,6 +21,7 @@ from spindle.controlplane.schedules import (
     next_times,
     times_between,
 )
+from spindle.controlplane.schedules._cron import cron_times
 
 U = timezone.utc
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -143,6 +144,15 @@ def test_wall_clock_job_in_repeated_hour_runs_once_at_first_occurrence() -> None
     assert times[2] == utc(2026, 10, 25, 0, 30)  # 02:30 CEST, the first of the two 02:30s
     # Asked from inside the second 02:xx hour, it does not come back for the second 02:30.
     assert next_times(spec, utc(2026, 10, 25, 1, 10), 1, schedule_id="s")[0].nominal == utc(2026, 10, 26, 1, 30)
+
+
+def test_cron_times_alone_are_strictly_after_and_increasing_across_dst() -> None:
+    # From inside the repeated hour cronsim hands back the first 02:30 (already past): dropped.
+    first = next(cron_times("30 2 * * *", BERLIN, utc(2026, 10, 25, 1, 10)))
+    assert first == utc(2026, 10, 26, 1, 30)
+    # Both gap times become 03:00 CEST: one time.
+    it = cron_times("15,45 2 * * *", BERLIN, utc(2026, 3, 29))
+    assert [next(it) for _ in range(3)] == [utc(2026, 3, 29, 1), utc(2026, 3, 30, 0, 15), utc(2026, 3, 30, 0, 45)]
 
 
 def test_hourly_job_runs_every_elapsed_hour_across_dst() -> None:
