@@ -23,6 +23,22 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from spindle._history import History, HistoryEvent
     from spindle._retry_policy import RetryPolicy
     from spindle._tls import TLSConfig
+    from spindle._schedule_description import (
+        ScheduleActionResult,
+        ScheduleDescription,
+        ScheduleInfo,
+        ScheduleListEntry,
+    )
+    from spindle._schedule_types import (
+        Schedule,
+        ScheduleActionStartWorkflow,
+        ScheduleBackfill,
+        ScheduleIntervalSpec,
+        ScheduleOverlapPolicy,
+        SchedulePolicy,
+        ScheduleSpec,
+        ScheduleState,
+    )
     from spindle._worker import Worker
 
 __all__ = [
@@ -44,6 +60,18 @@ __all__ = [
     "ZlibCodec",
     "EncryptionCodec",
     "TLSConfig",
+    "Schedule",
+    "ScheduleActionStartWorkflow",
+    "ScheduleSpec",
+    "ScheduleIntervalSpec",
+    "SchedulePolicy",
+    "ScheduleOverlapPolicy",
+    "ScheduleState",
+    "ScheduleBackfill",
+    "ScheduleDescription",
+    "ScheduleInfo",
+    "ScheduleActionResult",
+    "ScheduleListEntry",
 ]
 
 _LAZY: dict[str, str] = {
@@ -63,6 +91,18 @@ _LAZY: dict[str, str] = {
     "ZlibCodec": "spindle._converter",
     "EncryptionCodec": "spindle._converter",
     "TLSConfig": "spindle._tls",
+    "Schedule": "spindle._schedule_types",
+    "ScheduleActionStartWorkflow": "spindle._schedule_types",
+    "ScheduleSpec": "spindle._schedule_types",
+    "ScheduleIntervalSpec": "spindle._schedule_types",
+    "SchedulePolicy": "spindle._schedule_types",
+    "ScheduleOverlapPolicy": "spindle._schedule_types",
+    "ScheduleState": "spindle._schedule_types",
+    "ScheduleBackfill": "spindle._schedule_types",
+    "ScheduleDescription": "spindle._schedule_description",
+    "ScheduleInfo": "spindle._schedule_description",
+    "ScheduleActionResult": "spindle._schedule_description",
+    "ScheduleListEntry": "spindle._schedule_description",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
 # they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /
