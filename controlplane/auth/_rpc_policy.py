@@ -131,6 +131,13 @@ POLICY: dict[str, Rule] = {
     "UpdateWorkflowExecution": _in_ns(WRITE),
     "RequestCancelWorkflowExecution": _in_ns(WRITE),
     "TerminateWorkflowExecution": _in_ns(WRITE),
+    # schedules (DESIGN.md section 7: writer for changes, reader to look)
+    "CreateSchedule": _in_ns(WRITE),
+    "UpdateSchedule": _in_ns(WRITE),
+    "PatchSchedule": _in_ns(WRITE),
+    "DeleteSchedule": _in_ns(WRITE),
+    "DescribeSchedule": _in_ns(READ),
+    "ListSchedules": _in_ns(READ),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),
