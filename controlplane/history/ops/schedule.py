@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
 
 from spindle.controlplane._keyed_locks import KeyedLocks
 from spindle.controlplane.api import messages_pb2 as pb
@@ -37,12 +39,15 @@ log = logging.getLogger("spindle.schedules")
 
 #: Next action times a describe or list returns.
 NEXT_TIMES = 10
+#: How often actions that wait for a running workflow (BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER) re-check it.
+WAIT_RECHECK_MS = 10_000
 #: Most actions that may wait at once (backfills and buffered overlaps).
 MAX_BUFFERED = 10_000
 #: Recent actions a schedule keeps (oldest dropped first).
 RECENT_ACTIONS = 10
 
 _locks = KeyedLocks()
+_MS = timedelta(milliseconds=1)
 
 
 def lock(namespace_id: str, schedule_id: str):  # type: ignore[no-untyped-def]
@@ -63,14 +68,19 @@ def calendar(rec: pb.ScheduleRecord) -> CalendarSpec:
 
 
 def wants_timer_at(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int) -> int | None:
-    """When the schedule's timer should fire, or None (nothing to do until a client acts)."""
-    if rec.buffered:
-        return now_ms
+    """When the schedule's timer should fire, or None (nothing to do until a client acts).
+
+    Actions waiting for a running workflow to close are re-checked every ``WAIT_RECHECK_MS``.
+    """
     state = rec.schedule.state
-    if state.paused or (state.HasField("remaining_actions") and state.remaining_actions <= 0):
-        return None
-    nxt = next_times(calendar(rec), from_ms(rec.last_processed_ms), 1, schedule_id=schedule_id)
-    return to_ms(nxt[0].actual) if nxt else None
+    at: int | None = None
+    if not (state.paused or (state.HasField("remaining_actions") and state.remaining_actions <= 0)):
+        nxt = next_times(calendar(rec), from_ms(rec.last_processed_ms), 1, schedule_id=schedule_id)
+        at = to_ms(nxt[0].actual) if nxt else None
+    if rec.buffered:
+        soon = now_ms + WAIT_RECHECK_MS if rec.info.running_workflows else now_ms
+        at = soon if at is None else min(at, soon)
+    return at
 
 
 def future_action_times(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int, n: int = NEXT_TIMES) -> list[int]:
@@ -252,4 +262,155 @@ async def delete(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> None:
         await write(ctx, ns, schedule_id, rec, expected_version=row.version, delete=True)
 
 
-__all__ = ["create", "delete", "describe", "future_action_times", "list_page", "lock", "patch", "update", "write"]
+# ---------------------------------------------------------------------------- firing
+_RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
+_FAILED = {pb.WORKFLOW_EXECUTION_STATUS_FAILED, pb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT}
+
+
+def workflow_id_for(prefix: str, nominal_ms: int) -> str:
+    """The workflow id of the action due at ``nominal_ms``: ``{prefix}-YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
+    return f"{prefix}-{from_ms(nominal_ms).strftime('%Y-%m-%dT%H:%M:%SZ')}"
+
+
+async def fired(ctx: HistoryContext, shard: Any, t: Task) -> None:
+    """A schedule's timer is due: take the due actions, record them, write the next timer.
+
+    Idempotent: the record (with the time processed up to) is written only after the
+    workflows were started, and each start carries a request id derived from the schedule
+    and the action, so a repeat after a crash finds the run it already started.
+    """
+    ns = ctx.namespaces.by_id(t.namespace_id)
+    sid = t.workflow_id
+    async with lock(t.namespace_id, sid):
+        row = await ctx.store.get_schedule(t.namespace_id, sid)
+        if row is None or ns is None:
+            shard.timers.done((t.fire_time_ms, t.task_id))
+            return
+        rec = decode(row)
+        if rec.timer_task_id != t.task_id:
+            return  # stale: the schedule changed and wrote another timer (this row was deleted with it)
+        now = ctx.clock.now_ms()
+        await _refresh_running(ctx, ns, rec)
+        _collect_due(rec, sid, now)
+        await _take_actions(ctx, ns, sid, rec, now)
+        await write(ctx, ns, sid, rec, expected_version=row.version)
+
+
+async def _refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleRecord) -> None:
+    """Drop the runs that closed from ``running_workflows``; pause on a failure if the policy says so."""
+    still = []
+    for ex in rec.info.running_workflows:
+        row = await ctx.store.get_execution_row(ns.id, ex.workflow_id, ex.run_id)
+        if row is not None and row.status == _RUNNING:
+            still.append(ex)
+        elif row is not None and row.status in _FAILED and rec.schedule.policies.pause_on_failure:
+            rec.schedule.state.paused = True
+            rec.schedule.state.notes = f"paused: workflow {ex.workflow_id} (run {ex.run_id}) did not succeed"
+    del rec.info.running_workflows[:]
+    rec.info.running_workflows.extend(still)
+
+
+def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int) -> None:
+    """Buffer the scheduled actions due by ``now`` (skipped while paused, counted as missed beyond the catch-up window)."""
+    from spindle.controlplane.schedules import times_between
+    from spindle.controlplane.schedules._wire import DEFAULT_CATCHUP_WINDOW_MS
+
+    window = rec.schedule.policies.catchup_window_ms or DEFAULT_CATCHUP_WINDOW_MS
+    start = rec.last_processed_ms
+    if now - start > window + calendar(rec).jitter // _MS + 1:  # a long outage: count what is missed, cheaply
+        start = now - window - calendar(rec).jitter // _MS - 1
+    processed = rec.last_processed_ms
+    if now <= processed:
+        return
+    for item in times_between(calendar(rec), from_ms(max(start, processed)), from_ms(now), schedule_id=sid):
+        actual = to_ms(item.actual)
+        if actual > now:
+            break  # its jitter puts it later: the next timer
+        processed = to_ms(item.nominal)
+        if rec.schedule.state.paused:
+            continue
+        if now - actual > window:
+            rec.info.missed_catchup_window += 1
+            continue
+        rec.buffered.append(pb.ScheduleBufferedAction(nominal_time_ms=processed, actual_time_ms=actual))
+    else:
+        processed = now
+    rec.last_processed_ms = processed
+
+
+async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleRecord, now: int) -> None:
+    """Start the buffered actions the overlap policies allow now; keep the ones that must wait."""
+    from spindle.controlplane.schedules._wire import effective_overlap
+
+    waiting: list[pb.ScheduleBufferedAction] = []
+    state = rec.schedule.state
+    pending = list(rec.buffered)
+    del rec.buffered[:]
+    for i, action in enumerate(pending):
+        if waiting:
+            waiting.append(action)  # keep order behind an action that waits
+            continue
+        if not action.manual and state.HasField("remaining_actions") and state.remaining_actions <= 0:
+            continue
+        policy = effective_overlap(action.overlap_policy, rec.schedule)
+        running = list(rec.info.running_workflows)
+        if running and policy == pb.SCHEDULE_OVERLAP_POLICY_SKIP:
+            rec.info.overlap_skipped += 1
+            continue
+        if running and policy in (pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE, pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+                                  pb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER):
+            if policy == pb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER:
+                for ex in running:
+                    try:
+                        await ctx.cross_shard.request_cancel(ns, ex, "spindle-schedule", f"schedule {sid}: CANCEL_OTHER")
+                    except (NotFound, FailedPrecondition):
+                        pass
+            waiting.append(action)
+            continue
+        if running and policy == pb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER:
+            for ex in running:
+                try:
+                    await ctx.cross_shard.terminate(ns, ex, f"schedule {sid}: TERMINATE_OTHER", pb.Payloads(),
+                                                    "spindle-schedule")
+                except (NotFound, FailedPrecondition):
+                    pass
+            del rec.info.running_workflows[:]
+        await _start(ctx, ns, sid, rec, action, now)
+    if waiting:  # BUFFER_ONE keeps only the first action that waits
+        first = effective_overlap(waiting[0].overlap_policy, rec.schedule)
+        rec.buffered.extend(waiting[:1] if first == pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE else waiting)
+        rec.info.overlap_skipped += len(waiting) - len(rec.buffered)
+
+
+async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleRecord,
+                 action: pb.ScheduleBufferedAction, now: int) -> None:
+    a = rec.schedule.action
+    wid = workflow_id_for(a.workflow_id, action.nominal_time_ms)
+    req = svc.StartWorkflowExecutionRequest(
+        namespace=ns.name, workflow_id=wid, workflow_type=a.workflow_type, task_queue=a.task_queue, input=a.input,
+        execution_timeout_ms=a.execution_timeout_ms, run_timeout_ms=a.run_timeout_ms, task_timeout_ms=a.task_timeout_ms,
+        identity=f"spindle-schedule/{sid}", memo=a.memo, search_attributes=a.search_attributes, header=a.header,
+        request_id=f"sched/{sid}/{action.nominal_time_ms}/{rec.info.action_count}",
+        workflow_id_reuse_policy=pb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+    json_plain = {"encoding": b"json/plain"}
+    req.search_attributes.indexed_fields["ScheduledById"].CopyFrom(pb.Payload(metadata=json_plain,
+                                                                              data=f'"{sid}"'.encode()))
+    stamp = from_ms(action.nominal_time_ms).strftime("%Y-%m-%dT%H:%M:%SZ")
+    req.search_attributes.indexed_fields["ScheduledStartTime"].CopyFrom(pb.Payload(metadata=json_plain,
+                                                                                   data=f'"{stamp}"'.encode()))
+    try:
+        run_id, _ = await ctx.cross_shard.start_workflow(ns, req)
+    except AlreadyExists as e:  # another run holds the id (a trigger in the same second): not taken again
+        log.warning("schedule %s: action at %s not started: %s", sid, stamp, e)
+        rec.info.overlap_skipped += 1
+        return
+    rec.info.action_count += 1
+    if not action.manual and rec.schedule.state.HasField("remaining_actions"):
+        rec.schedule.state.remaining_actions -= 1
+    rec.info.recent_actions.append(pb.ScheduleActionResult(schedule_time_ms=action.actual_time_ms, actual_time_ms=now,
+                                                           workflow_id=wid, run_id=run_id))
+    del rec.info.recent_actions[:-RECENT_ACTIONS]
+    rec.info.running_workflows.append(pb.WorkflowExecution(workflow_id=wid, run_id=run_id))
+
+
+__all__ = ["create", "fired", "workflow_id_for", "delete", "describe", "future_action_times", "list_page", "lock", "patch", "update", "write"]
