@@ -23,15 +23,16 @@ from typing import Any
 import grpc
 
 from spindle.controlplane._long_polls import LongPollLimiter, long_poll_client
+from spindle.controlplane._malformed import MalformedRequest, lenient_deserializer
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
 from spindle.controlplane.auth._audit import request_details
 from spindle.controlplane.auth._principal import reset_current_principal, set_current_principal
-from spindle.controlplane.errors import ServiceError
+from spindle.controlplane.errors import InvalidArgument, ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 
-__all__ = ["GRPC_OPTIONS", "MAX_DETAILS_BYTES", "clip_details", "make_servicer", "peer_subject"]
+__all__ = ["GRPC_OPTIONS", "MAX_DETAILS_BYTES", "add_to_server", "clip_details", "make_servicer", "peer_subject"]
 
 # Same logger as before this moved out of server.py, so operators' log filters keep working.
 log = logging.getLogger("spindle.server")
@@ -113,6 +114,9 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
                     principal = None
                     subject = peer_subject(context) if authorizer.wants_certificate else None
                     principal = await authorizer.authenticate(context.invocation_metadata(), subject)
+                if isinstance(request, MalformedRequest):  # did not parse (add_to_server): nothing to authorize
+                    raise InvalidArgument(request.message())
+                if authorizer is not None:
                     await authorizer.authorize(_name, request, principal)
                 client = None if long_polls is None else long_poll_client(
                     _name, request, principal.id if principal is not None else None, context.peer())
@@ -127,7 +131,7 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
                     audit(principal, _name, _target(request), "ok", request_details(request))
                 return resp if principal is not None else _anonymous_view(_name, resp)
             except ServiceError as e:
-                if _audited:
+                if _audited and not isinstance(request, MalformedRequest):
                     audit(principal, _name, _target(request), f"{e.code.name}: {e.message}", request_details(request))
                 await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:
@@ -142,3 +146,25 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
 
         setattr(Servicer, name, handler)
     return Servicer()
+
+
+def add_to_server(servicer: service_pb2_grpc.WorkflowServiceServicer, server: grpc.aio.Server) -> None:
+    """Serve ``servicer``'s WorkflowService on ``server``, with requests that do not parse answered INVALID_ARGUMENT.
+
+    Like the generated ``add_WorkflowServiceServicer_to_server``, except for the request
+    deserializer: grpcio would answer a request that fails to parse (a string that is not
+    UTF-8, messages nested deeper than protobuf allows) with UNKNOWN before any handler ran;
+    here it reaches the handler as a :class:`MalformedRequest` naming the field, and the
+    caller gets INVALID_ARGUMENT.
+    """
+    service = svc.DESCRIPTOR.services_by_name["WorkflowService"]
+    handlers = {}
+    for m in service.methods:
+        request_cls = getattr(svc, m.input_type.name)
+        response_cls = getattr(svc, m.output_type.name)
+        handlers[m.name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, m.name), request_deserializer=lenient_deserializer(request_cls),
+            response_serializer=response_cls.SerializeToString)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    # as the generated code does: registered methods skip grpcio's generic handler lookup per call (hot path)
+    server.add_registered_method_handlers(service.full_name, handlers)

@@ -8,10 +8,9 @@ import os
 import grpc
 
 from spindle.controlplane._connections import server_options
-from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
+from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._tls import ServerTLS, add_port
-from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ApiKeys, AuthSettings, Authorizer, enable_audit_log
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
@@ -107,8 +106,8 @@ async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233,
     # connection cap, idle and keepalive timeouts, the raised open-files limit (docs/LIMITS.md)
     server = grpc.aio.server(options=server_options(cp.config, GRPC_OPTIONS))
     enable_audit_log()
-    service_pb2_grpc.add_WorkflowServiceServicer_to_server(
-        make_servicer(cp.frontend, cp.authorizer, LongPollLimiter.from_config(cp.config)), server)
+    add_to_server(make_servicer(cp.frontend, cp.authorizer, LongPollLimiter.from_config(cp.config)),
+                  server)  # malformed requests: INVALID_ARGUMENT
     bound = add_port(server, f"{host}:{port}", tls)
     if bound == 0:
         raise OSError(f"cannot listen on {host}:{port} (is another server running there?)")

@@ -25,7 +25,7 @@ from typing import Any
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
-from spindle.controlplane.frontend._validate import require_id, task_rate
+from spindle.controlplane.frontend._validate import check_request, require_id, task_rate, validated
 from spindle.controlplane.history._tokens import BadTokenError
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW
 
@@ -59,6 +59,7 @@ _BY_TOKEN = ("RespondWorkflowTaskCompleted", "RespondWorkflowTaskFailed", "Respo
 ROUTE_TIMEOUT = 30.0
 
 
+@validated  # its own methods (the polls) check requests as the frontend's do
 class ClusterFrontend:
     """Duck-types ``FrontendService`` (``make_servicer`` accepts it): routes, then delegates."""
 
@@ -102,6 +103,7 @@ class ClusterFrontend:
 
     def _routed(self, rpc: str, key: Any) -> Any:
         async def call(req: Any, deadline: float | None) -> Any:
+            check_request(rpc, req, self.inner.config)  # before routing: a bad request goes nowhere
             found = await key(rpc, req)
             local = getattr(self.inner, rpc)
             if found is None:

@@ -23,7 +23,8 @@ operation checks its parameters (a missing or mistyped one is INVALID_ARGUMENT n
 and the requests it runs pass the frontend's own checks: ``forward`` runs the frontend
 method itself, ``start_workflow`` runs ``check_start_request`` (ids, timeouts, payload
 size, search attributes) and the other cross-shard operations check their ids and
-payloads with the frontend's ``require_id`` / ``check_payloads``. A member holding a
+payloads with the frontend's ``require_id`` / ``check_payloads``, identities and reasons with
+``check_name`` / ``check_text`` (the rules of ``_field_rules``). A member holding a
 certificate can do what the engine can do; nothing it sends gets past the limits a
 client's request would meet.
 """
@@ -49,7 +50,7 @@ from google.protobuf.message import DecodeError, Message
 
 from spindle.controlplane.errors import InvalidArgument, ServiceError, Unavailable
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
-from spindle.controlplane.frontend._validate import check_payloads, check_start_request, require_id
+from spindle.controlplane.frontend._validate import check_name, check_payloads, check_start_request, check_text, require_id
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, StoreError
@@ -261,6 +262,13 @@ class InternalService:
     def _check_id(self, value: str, field: str) -> None:
         require_id(value, field, self.frontend.config)
 
+    def _identity_and_reason(self, p: dict[str, Any]) -> tuple[str, str]:
+        """The optional identity and reason, held to the frontend's rules for those fields (``_field_rules``)."""
+        identity, reason = _text(p, "identity"), _text(p, "reason")
+        check_name(identity, "identity", self.frontend.config)
+        check_text(reason, "reason")
+        return identity, reason
+
     async def op_start_workflow(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
         ns = self._ns(p)
         req = _msg(p, "req", svc.StartWorkflowExecutionRequest)
@@ -283,7 +291,7 @@ class InternalService:
                 raise InvalidArgument("external: expected [initiated event id, execution]")
             external = (int(ext[0]), _msg({"external": ext[1]}, "external", pb.WorkflowExecution))
             self._check_id(external[1].workflow_id, "external.workflow_id")
-        identity, reason = _text(p, "identity"), _text(p, "reason")
+        identity, reason = self._identity_and_reason(p)
         self._require_owner(ns.id, ex.workflow_id)
         await self.engine.local_cross_shard.request_cancel(ns, ex, identity, reason, external)
         return {}
@@ -294,7 +302,7 @@ class InternalService:
         self._check_id(ex.workflow_id, "execution.workflow_id")
         details = _msg(p, "details", pb.Payloads)
         check_payloads(self.frontend.config, "details", details)
-        identity, reason = _text(p, "identity"), _text(p, "reason")
+        identity, reason = self._identity_and_reason(p)
         self._require_owner(ns.id, ex.workflow_id)
         await self.engine.local_cross_shard.terminate(ns, ex, reason, details, identity)
         return {}
@@ -310,6 +318,7 @@ class InternalService:
         payloads, header = _msg(p, "payloads", pb.Payloads), _msg(p, "header", pb.Header)
         check_payloads(self.frontend.config, "payloads", payloads, header)
         request_id = _text(p, "request_id")
+        check_name(request_id, "request_id", self.frontend.config)
         self._require_owner(ns.id, target.workflow_id)
         await self.engine.local_cross_shard.signal(ns, target, name, payloads, header, request_id, source)
         return {}
@@ -323,6 +332,8 @@ class InternalService:
         self._check_id(child.workflow_id, "child.workflow_id")
         child_namespace = _str(p, "child_namespace")
         first_run_id, workflow_type = _text(p, "first_run_id"), _text(p, "workflow_type")
+        check_name(first_run_id, "first_run_id", self.frontend.config)
+        check_name(workflow_type, "workflow_type", self.frontend.config)
         self._require_owner(ns.id, parent.execution.workflow_id)
         await self.engine.local_cross_shard.notify_parent(
             ns, parent, close, child_namespace=child_namespace, child=child, first_run_id=first_run_id,

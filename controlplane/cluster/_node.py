@@ -19,10 +19,9 @@ import grpc
 
 from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._connections import server_options
-from spindle.controlplane._grpc_service import GRPC_OPTIONS, make_servicer
+from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._tls import add_port
-from spindle.controlplane.api import service_pb2_grpc
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.errors import AlreadyExists
@@ -151,9 +150,8 @@ class ClusterNode:
                 log.warning("%s", warning)
                 self.auth_notes.append(warning)
         # The public listener serves the WorkflowService only: the internal RPC is on its own listener.
-        service_pb2_grpc.add_WorkflowServiceServicer_to_server(make_servicer(frontend, self.authorizer,
-                                                                            LongPollLimiter.from_config(self.server_config)),
-                                                              self.server)
+        add_to_server(make_servicer(frontend, self.authorizer, LongPollLimiter.from_config(self.server_config)),
+                      self.server)  # malformed requests: INVALID_ARGUMENT
         if self.internal_server is not None:
             await self.internal_server.start()
         await self.server.start()

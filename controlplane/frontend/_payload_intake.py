@@ -109,14 +109,8 @@ def _failure_fields(d: Descriptor) -> tuple[FieldDescriptor, ...]:
         _REACHES_FAILURE[d.full_name] = ()  # recursion guard (Failure.cause)
         fields = []
         for fd in d.fields:
-            mt = fd.message_type
-            if mt is None:
-                continue
-            if mt.GetOptions().map_entry:
-                mt = mt.fields_by_name["value"].message_type
-                if mt is None:
-                    continue
-            if mt.full_name == _FAILURE or _reaches(mt):
+            mt = _held_message_type(fd)
+            if mt is not None and (mt.full_name == _FAILURE or _reaches(mt)):
                 fields.append(fd)
         got = _REACHES_FAILURE[d.full_name] = tuple(fields)
     return got
@@ -128,17 +122,15 @@ def _reaches(d: Descriptor, seen: frozenset[str] = frozenset()) -> bool:
     if d.full_name in seen:
         return False
     seen = seen | {d.full_name}
-    for fd in d.fields:
-        mt = fd.message_type
-        if mt is None:
-            continue
-        if mt.GetOptions().map_entry:
-            mt = mt.fields_by_name["value"].message_type
-            if mt is None:
-                continue
-        if _reaches(mt, seen):
-            return True
-    return False
+    return any(mt is not None and _reaches(mt, seen) for mt in map(_held_message_type, d.fields))
+
+
+def _held_message_type(fd: FieldDescriptor) -> Descriptor | None:
+    """The message type a field holds (a map's value type for a map field); None for scalars."""
+    mt = fd.message_type
+    if mt is not None and mt.GetOptions().map_entry:
+        mt = mt.fields_by_name["value"].message_type
+    return mt
 
 
 def _top_failures(msg: Message) -> list[pb.Failure]:

@@ -1,13 +1,28 @@
 """Request validation: every problem is reported with the field it concerns.
 
+Every RPC's request first passes :func:`check_request` (``@validated`` on the frontend
+classes runs it before the method body, so nothing is looked up, offloaded or written for
+a refused request): each scalar field against its rule in
+``spindle.controlplane._field_rules`` (ranges of durations, page sizes, rates and counts;
+length and control characters of ids, names and free text; defined enum values). The
+commands of a workflow task are left to the history service, which checks them with the
+same rules and fails the task (BAD_COMMAND) as Temporal does.
+
 Search-attribute checks live in ``spindle.controlplane._search_attributes`` (the history
 service checks the attributes of commands with the same rules).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from google.protobuf.message import Message
+
+from spindle.controlplane import _field_rules as _rules
+from spindle.controlplane._field_rules import check_fields
 from spindle.controlplane._search_attributes import check_search_attributes
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
@@ -16,16 +31,70 @@ from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 from spindle.controlplane.namespaces import Namespace
 
 
+#: Fields of a request that another layer checks with the same rules (RPC -> field names).
+HISTORY_CHECKED: dict[str, frozenset[str]] = {
+    # the history service checks each command (``ops.commands.validate``) and fails the task on a bad one
+    "RespondWorkflowTaskCompleted": frozenset({"commands"}),
+}
+
+RPC_NAMES = [m.name for m in svc.DESCRIPTOR.services_by_name["WorkflowService"].methods]
+
+
+def check_request(rpc: str, req: Message, config: ServerConfig) -> None:
+    """Every scalar field of ``rpc``'s request against its rule (``_field_rules``).
+
+    Raises:
+        InvalidArgument: naming the first field that breaks its rule (``start.workflow_id: control
+            character U+0000 at position 1 ...``).
+    """
+    check_fields(req, "", config.max_id_length, skip=HISTORY_CHECKED.get(rpc, frozenset()))
+
+
+C = TypeVar("C", bound=type)
+
+
+def validated(cls: C) -> C:
+    """Class decorator: each WorkflowService RPC method defined on ``cls`` runs :func:`check_request` first.
+
+    The frontend (``FrontendService``) and the cluster frontend's own methods (its polls) use it,
+    so the rules hold for the gRPC servicer, the embedded stub and the requests a cluster member
+    forwards to another (which runs the frontend's method).
+    """
+    for name in RPC_NAMES:
+        fn = cls.__dict__.get(name)
+        if fn is None:
+            continue
+
+        def wrap(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+            @functools.wraps(fn)
+            async def method(self: Any, req: Any, deadline: float | None) -> Any:
+                check_request(name, req, self.config)
+                return await fn(self, req, deadline)
+            return method
+
+        setattr(cls, name, wrap(fn, name))
+    return cls
+
+
 def require_id(value: str, field: str, config: ServerConfig) -> None:
+    """A required id or name: not empty, within the length limit, no control characters."""
     if not value:
         raise InvalidArgument(f"{field}: required (got an empty value)")
-    if len(value) > config.max_id_length:
-        raise InvalidArgument(f"{field}: {len(value)} characters is over the limit of {config.max_id_length}")
+    check_name(value, field, config)
 
 
-def check_timeout(value: int, field: str) -> None:
-    if value < 0:
-        raise InvalidArgument(f"{field}: must not be negative, got {value}")
+def check_name(value: str, field: str, config: ServerConfig) -> None:
+    """An optional id, name or identity: within the length limit, no control characters (``_field_rules.NAME``)."""
+    error = _rules.NAME(value, field, config.max_id_length)
+    if error:
+        raise InvalidArgument(error)
+
+
+def check_text(value: str, field: str) -> None:
+    """Free text (a reason): within ``_field_rules.MAX_TEXT_LENGTH``."""
+    error = _rules.TEXT(value, field, 0)
+    if error:
+        raise InvalidArgument(error)
 
 
 def payload_size(*messages: object) -> int:
@@ -41,11 +110,6 @@ def check_payloads(config: ServerConfig, field: str, *messages: object) -> None:
     if size > config.max_payload_bytes:
         raise ResourceExhausted(f"{field}: {size} bytes is over the payload limit of {config.max_payload_bytes} bytes "
                                 "(store large values elsewhere and pass a reference)")
-
-
-def check_enum(value: int, enum: object, field: str) -> None:
-    if value not in enum.values():  # type: ignore[attr-defined]
-        raise InvalidArgument(f"{field}: unknown value {value}")
 
 
 def task_rate(value: float, config: ServerConfig, field: str = "max_tasks_per_second") -> float:
@@ -71,13 +135,10 @@ def check_start_request(req: svc.StartWorkflowExecutionRequest, ns: Namespace, c
     The frontend checks every start with it, and so does the cluster's internal RPC for the
     starts it receives from other members (a child started on another member's shard).
     """
+    check_request("StartWorkflowExecution", req, config)
     require_id(req.workflow_id, "workflow_id", config)
     require_id(req.workflow_type, "workflow_type", config)
     require_id(req.task_queue, "task_queue", config)
-    for f in ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms"):
-        check_timeout(getattr(req, f), f)
-    check_enum(req.workflow_id_reuse_policy, pb.WorkflowIdReusePolicy, "workflow_id_reuse_policy")
-    check_enum(req.workflow_id_conflict_policy, pb.WorkflowIdConflictPolicy, "workflow_id_conflict_policy")
     if req.workflow_id_conflict_policy == pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING \
             and req.workflow_id_reuse_policy == pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE:
         # as in Temporal: terminating the running run to start another is a reuse of the id

@@ -31,7 +31,7 @@ from ._rate_limit import NamespaceRateLimiter
 from spindle.controlplane._search_attributes import check_search_attributes
 from spindle.controlplane.schedules._wire import check_backfill, check_overlap, check_schedule
 
-from ._validate import check_payloads, check_start_request, require_id, task_rate
+from ._validate import check_payloads, check_start_request, require_id, task_rate, validated
 
 VERSION = "0.1.0"
 
@@ -40,6 +40,7 @@ M = TypeVar("M", bound=Message)
 log = logging.getLogger("spindle.frontend")
 
 
+@validated  # every RPC's request passes check_request before the method runs
 class FrontendService:
     def __init__(self, store: Store, config: ServerConfig, namespaces: NamespaceRegistry, engine: HistoryEngine,
                  api_keys: ApiKeys | None = None) -> None:

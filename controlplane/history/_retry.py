@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from spindle.controlplane.api import messages_pb2 as pb
@@ -44,7 +45,10 @@ def decide(
             return RetryDecision(False, 0, pb.RETRY_STATE_NON_RETRYABLE_FAILURE)
     if policy.maximum_attempts > 0 and attempt >= policy.maximum_attempts:
         return RetryDecision(False, 0, pb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED)
-    backoff = policy.initial_interval_ms * (policy.backoff_coefficient ** (attempt - 1))
+    try:
+        backoff = policy.initial_interval_ms * (policy.backoff_coefficient ** (attempt - 1))
+    except OverflowError:  # attempt 1,025 at x2, or 104 at x1000: long past the maximum interval
+        backoff = math.inf
     backoff_ms = int(min(backoff, policy.maximum_interval_ms))
     if failure is not None and failure.HasField("application_failure_info") and failure.application_failure_info.next_retry_delay_ms > 0:
         backoff_ms = failure.application_failure_info.next_retry_delay_ms

@@ -169,6 +169,10 @@ def _read_string(query: str, start: int) -> tuple[str, int]:
     raise QueryError.at(start, f"unterminated string (missing closing {quote})")
 
 
+#: Longest number literal: a signed 64-bit integer has 20 characters, a double's shortest exact form fewer than 30.
+MAX_NUMBER_LENGTH = 40
+
+
 def _read_number(query: str, start: int) -> tuple[str, int]:
     """Read ``[+-]digits[.digits][e[+-]digits]``; a letter glued to it is an error."""
     i, n = start, len(query)
@@ -192,4 +196,6 @@ def _read_number(query: str, start: int) -> tuple[str, int]:
                 i += 1
     if i < n and (_is_ident_char(query[i]) or query[i] == "."):
         raise QueryError.at(start, f"malformed number {query[start:i + 1]!r} (durations and dates must be quoted, e.g. '1h')")
+    if i - start > MAX_NUMBER_LENGTH:  # no Int or Double needs it; int() of thousands of digits is refused anyway
+        raise QueryError.at(start, f"number of {i - start} characters is too long (at most {MAX_NUMBER_LENGTH})")
     return query[start:i], i

@@ -15,6 +15,7 @@ touched is sound. ``SPINDLE_FAULT_EXAMPLES`` sets the number of examples (defaul
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import uuid
@@ -195,22 +196,26 @@ def _fill(draw: Any, msg: Any, f: _d.FieldDescriptor, fz: Fuzz, depth: int) -> N
 
 def base_request(rpc: str, fz: Fuzz, draw: Any) -> Any:
     """A valid request for ``rpc`` in namespace "default" aimed at the fuzz targets."""
+    return valid_request(rpc, draw(st.sampled_from(fz.targets)), draw(token(fz)), draw(st.integers(0, 3)))
+
+
+def valid_request(rpc: str, wid: str, task_token: bytes, ns_index: int) -> Any:
+    """A valid request for ``rpc`` in namespace "default" aimed at workflow ``wid`` (namespace admin: fuzz-ns-N)."""
     req = _class(svc.DESCRIPTOR.services_by_name["WorkflowService"].methods_by_name[rpc].input_type)()
-    wid = draw(st.sampled_from(fz.targets))
     ex = pb.WorkflowExecution(workflow_id=wid)
     names = {f.name for f in req.DESCRIPTOR.fields}
     if "namespace" in names:
         req.namespace = "default"
     if rpc in NAMESPACE_ADMIN or rpc == "CreateNamespace" or rpc == "DescribeNamespace":
         if "name" in names:
-            req.name = f"fuzz-ns-{draw(st.integers(0, 3))}"
+            req.name = f"fuzz-ns-{ns_index}"
         if rpc == "AddSearchAttributes":
-            req.namespace = f"fuzz-ns-{draw(st.integers(0, 3))}"
+            req.namespace = f"fuzz-ns-{ns_index}"
     for field in ("execution", "workflow_execution"):
         if field in names:
             getattr(req, field).CopyFrom(ex)
     if "task_token" in names:
-        req.task_token = draw(token(fz))
+        req.task_token = task_token
     if rpc in ("StartWorkflowExecution",):
         req.workflow_id, req.workflow_type, req.task_queue = wid, "fuzzflow", FUZZ_QUEUE
     if rpc == "SignalWithStartWorkflowExecution":
@@ -373,4 +378,298 @@ def test_fuzz_every_rpc(fuzz: Fuzz) -> None:
     assert not problems, "\n".join(problems[:20])
     log = fz.server.log()
     errors = [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line]
+    assert not errors, "server log:\n" + "\n".join(errors[:40])
+
+
+# ---------------------------------------------------------------- every field of every RPC, deterministically
+#
+# The hypothesis test above samples; this one enumerates the service descriptor so that no RPC and
+# no field is left out (a new one is covered the day it is added): each scalar field, at any depth
+# (commands and their attributes, retry policies, failures, maps' keys), gets the extreme values of
+# its type on an otherwise valid request; each string field gets bytes that are not UTF-8, and each
+# Failure a 150-level nesting, sent as raw bytes. No call may answer INTERNAL, UNKNOWN or UNAVAILABLE;
+# whatever the field rules (``spindle.controlplane._field_rules``) refuse must be INVALID_ARGUMENT, as
+# must every request that does not parse.
+
+_F = _d.FieldDescriptor
+MAX_DEPTH = 4  # Failure.cause recurses: its fields are reached at the first levels, deeper adds nothing
+_SKIP = {"spindle.v1.Payload"}
+#: A valid command of each command type (the attributes' oneof name -> command type, attributes).
+_COMMANDS: dict[str, tuple[int, dict[str, Any]]] = {
+    "schedule_activity_task_command_attributes": (pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, dict(
+        activity_id="a", activity_type="A", task_queue="fuzz-aq", start_to_close_timeout_ms=5000)),
+    "start_timer_command_attributes": (pb.COMMAND_TYPE_START_TIMER, dict(timer_id="t", start_to_fire_timeout_ms=60_000)),
+    "complete_workflow_execution_command_attributes": (pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, {}),
+    "fail_workflow_execution_command_attributes": (pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION, {}),
+    "request_cancel_activity_task_command_attributes": (pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK, {}),
+    "cancel_timer_command_attributes": (pb.COMMAND_TYPE_CANCEL_TIMER, dict(timer_id="t")),
+    "cancel_workflow_execution_command_attributes": (pb.COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION, {}),
+    "request_cancel_external_workflow_execution_command_attributes": (
+        pb.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION, dict(workflow_id="fuzz-nobody")),
+    "record_marker_command_attributes": (pb.COMMAND_TYPE_RECORD_MARKER, dict(marker_name="m")),
+    "continue_as_new_workflow_execution_command_attributes": (
+        pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION, dict(workflow_type="fuzzflow", task_queue=FUZZ_QUEUE)),
+    "start_child_workflow_execution_command_attributes": (
+        pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION, dict(workflow_id="fuzz-child", workflow_type="fuzzflow",
+                                                             task_queue=FUZZ_QUEUE)),
+    "signal_external_workflow_execution_command_attributes": (
+        pb.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION, dict(signal_name="s")),
+    "upsert_workflow_search_attributes_command_attributes": (pb.COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES, {}),
+    "accept_update_command_attributes": (pb.COMMAND_TYPE_ACCEPT_UPDATE, dict(update_id="u")),
+    "complete_update_command_attributes": (pb.COMMAND_TYPE_COMPLETE_UPDATE, dict(update_id="u")),
+    "reject_update_command_attributes": (pb.COMMAND_TYPE_REJECT_UPDATE, dict(update_id="u")),
+}
+
+
+def extremes(f: _d.FieldDescriptor) -> list[Any]:
+    """The values of ``f``'s type most likely to break a server: bounds, NaN, control characters, huge."""
+    t = f.type
+    if t == _F.TYPE_STRING:
+        return ["\x00", "a\u0085b", "x" * 100_000]
+    if t == _F.TYPE_BYTES:
+        return [b"\xff" * 20_000, str(10**30).encode()]
+    if t == _F.TYPE_DOUBLE:
+        return [math.nan, math.inf, -math.inf, -1.0, 1e300]
+    if t == _F.TYPE_FLOAT:
+        return [math.nan, math.inf, -1.0]
+    if t == _F.TYPE_ENUM:
+        return [2**31 - 1, -1]
+    if t in (_F.TYPE_INT32, _F.TYPE_SINT32, _F.TYPE_SFIXED32):
+        return [2**31 - 1, -2**31, -1]
+    if t in (_F.TYPE_UINT32, _F.TYPE_FIXED32):
+        return [2**32 - 1]
+    if t in (_F.TYPE_UINT64, _F.TYPE_FIXED64):
+        return [2**64 - 1]
+    if t in (_F.TYPE_INT64, _F.TYPE_SINT64, _F.TYPE_SFIXED64):
+        return [2**63 - 1, -2**63, -1]
+    return []  # bool: both values are valid
+
+
+def field_paths(desc: _d.Descriptor, depth: int = 0) -> Iterator[tuple[_d.FieldDescriptor, ...]]:
+    """Every path of fields to a scalar (or a map, or a Failure) below ``desc``."""
+    for f in desc.fields:
+        if f.type != _F.TYPE_MESSAGE:
+            yield (f,)
+        elif f.message_type.GetOptions().map_entry:
+            yield (f,)  # its keys get the string extremes
+        elif f.message_type.full_name not in _SKIP and depth < MAX_DEPTH:
+            if f.message_type.full_name == "spindle.v1.Failure":
+                yield (f,)  # the deep-nesting case
+            for rest in field_paths(f.message_type, depth + 1):
+                yield (f, *rest)
+
+
+def _name_of(path: tuple[_d.FieldDescriptor, ...]) -> str:
+    return ".".join(f.name for f in path)
+
+
+def _child(msg: Any, f: _d.FieldDescriptor) -> Any:
+    """The sub-message ``f`` of ``msg`` (the first element of a repeated field); a command gets the type it needs."""
+    if f.is_repeated:
+        items = getattr(msg, f.name)
+        return items[0] if len(items) else items.add()
+    if f.containing_oneof is not None and f.containing_oneof.name == "attributes" and f.name in _COMMANDS:
+        command_type, attrs = _COMMANDS[f.name]
+        msg.command_type = command_type
+        if not msg.HasField(f.name):
+            getattr(msg, f.name).CopyFrom(_class(f.message_type)(**attrs))
+    return getattr(msg, f.name)
+
+
+def with_value(base: Any, path: tuple[_d.FieldDescriptor, ...], value: Any) -> Any | None:
+    """A copy of ``base`` with the field at ``path`` set to ``value`` (None when the type cannot hold it)."""
+    req = type(base)()
+    req.CopyFrom(base)
+    msg = req
+    for f in path[:-1]:
+        msg = _child(msg, f)
+    leaf = path[-1]
+    try:
+        if leaf.type == _F.TYPE_MESSAGE:  # a map: the value is a key
+            entry = getattr(msg, leaf.name)
+            vf = leaf.message_type.fields_by_name["value"]
+            if vf.type == _F.TYPE_MESSAGE:
+                entry[value].CopyFrom(_class(vf.message_type)())
+            else:
+                entry[value] = vf.default_value if vf.type != _F.TYPE_ENUM else 1
+        elif leaf.is_repeated:
+            getattr(msg, leaf.name).append(value)
+        else:
+            setattr(msg, leaf.name, value)
+    except (ValueError, TypeError):
+        return None
+    return req
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | 0x80]) if n else bytes([b])
+        if not n:
+            return out
+
+
+def _wire(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2): key, length, bytes."""
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
+
+
+def nested_raw(path: tuple[_d.FieldDescriptor, ...], innermost: bytes) -> bytes:
+    """Raw bytes putting ``innermost`` (the encoded value of the last field) at ``path``: appended to a message, it merges."""
+    out = innermost
+    for f in reversed(path):
+        out = _wire(f.number, out)
+    return out
+
+
+def deep_failure(levels: int) -> bytes:
+    cause = pb.Failure.DESCRIPTOR.fields_by_name["cause"].number
+    out = b""
+    for _ in range(levels):
+        out = _wire(cause, out)
+    return out
+
+
+class CommandTasks:
+    """Current workflow tasks for command fuzzing, on a queue of their own, cheaply.
+
+    A task failed for a bad command is scheduled again at once for its second attempt (backoff
+    starts at the third): each workflow serves two completions, then is terminated (a workflow
+    with a task pending counts against start admission) and a new one started.
+    """
+
+    QUEUE = "fuzzcmd"
+
+    def __init__(self, fz: Fuzz) -> None:
+        self.fz = fz
+        self.wid = ""
+        self.uses = 0
+
+    def token(self) -> bytes:
+        for _ in range(3):
+            if not self.wid or self.uses >= 2:
+                self.close()
+                self.wid = f"fuzz-cmd-{uuid.uuid4().hex[:8]}"
+                self.fz.start(self.wid, "fuzzflow", self.QUEUE, 1)
+                self.fz.touched.add(self.wid)
+            code, resp = self.fz.call("PollWorkflowTaskQueue", svc.PollWorkflowTaskQueueRequest(
+                namespace="default", task_queue=self.QUEUE, identity="fuzzer"), timeout=1)
+            self.uses += 1
+            if code == grpc.StatusCode.OK and resp.task_token:
+                return resp.task_token
+            self.uses = 2  # the run closed or waits (e.g. a timer): take a new workflow
+        raise AssertionError("no workflow task on the command fuzzing queue")
+
+    def close(self) -> None:
+        if self.wid:
+            self.fz.call("TerminateWorkflowExecution", svc.TerminateWorkflowExecutionRequest(
+                namespace="default", workflow_execution=pb.WorkflowExecution(workflow_id=self.wid), reason="fuzzed"),
+                timeout=10)
+            self.wid = ""
+            self.uses = 0
+
+
+def test_fuzz_every_field_of_every_rpc(fuzz: Fuzz) -> None:
+    from spindle.controlplane._field_rules import find_problem
+
+    fz = fuzz
+    if not fz.targets:  # run alone: the targets the sampling test would have started
+        for i in range(2):
+            wid = f"target-f{i}"
+            fz.targets.append(wid)
+            fz.start(wid, "fuzzflow", FUZZ_QUEUE, 3)
+    service = svc.DESCRIPTOR.services_by_name["WorkflowService"]
+    channel = grpc.insecure_channel(fz.server.address, options=[("grpc.max_send_message_length", 64 * 1024 * 1024),
+                                                                ("grpc.max_receive_message_length", 64 * 1024 * 1024)])
+    bad: list[str] = []
+    counts = {"calls": 0, "fields": 0, "malformed": 0}
+    seconds: dict[str, float] = {}  # per RPC, printed: what the test spends its time on
+    slow: list[str] = []
+
+    tasks = CommandTasks(fz)
+
+    def check(rpc: str, what: str, code: grpc.StatusCode, details: str, must_be_invalid: bool) -> None:
+        counts["calls"] += 1
+        if code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE) \
+                or code not in ALLOWED:
+            bad.append(f"{rpc} {what} -> {code.name}: {details[:200]}")
+        elif must_be_invalid and code != grpc.StatusCode.INVALID_ARGUMENT:
+            bad.append(f"{rpc} {what} -> {code.name} (the field rules refuse it: INVALID_ARGUMENT expected): "
+                       f"{details[:200]}")
+
+    try:
+        for m in service.methods:
+            rpc = m.name
+            base = valid_request(rpc, fz.targets[0], fz.tokens[-1] if fz.tokens else b"", 9)
+            raw_call = channel.unary_unary(f"/{service.full_name}/{rpc}", request_serializer=lambda b: b,
+                                           response_deserializer=lambda b: b)
+            t0 = time.monotonic()
+            for path in field_paths(m.input_type):
+                counts["fields"] += 1
+                name = _name_of(path)
+                leaf = path[-1]
+                in_commands = path[0].name == "commands"
+                # typed extremes
+                if leaf.type == _F.TYPE_MESSAGE and not leaf.message_type.GetOptions().map_entry:
+                    values: list[Any] = []  # a Failure: the raw deep nesting below
+                elif leaf.type == _F.TYPE_MESSAGE:
+                    values = ["\x00", "k" * 100_000]
+                else:
+                    values = extremes(leaf)
+                for v in values[:2] if in_commands else values:  # a command's costs a workflow task
+                    req = with_value(base, path, v)
+                    if req is None:
+                        continue
+                    if in_commands:
+                        req.task_token = tasks.token()
+                    if rpc in NAMESPACE_ADMIN and getattr(req, "name", getattr(req, "namespace", "")) == "default":
+                        continue
+                    expected_invalid = find_problem(req, "", 1000) is not None
+                    t1 = time.monotonic()
+                    code, resp = fz.call(rpc, req, timeout=0.5)
+                    if in_commands and code == grpc.StatusCode.OK:
+                        tasks.uses = 2  # a valid command: the run may have closed or wait on a timer
+                    if time.monotonic() - t1 > 0.3:
+                        slow.append(f"{rpc} {name}={str(v)[:20]!r}: {code.name} {time.monotonic() - t1:.1f} s")
+                    details = "" if code == grpc.StatusCode.OK else str(resp.details())
+                    # a stale token may be refused (NOT_FOUND) before the commands are read
+                    check(rpc, f"{name}={str(v)[:20]!r}", code, details, expected_invalid and
+                          (not in_commands or code != grpc.StatusCode.NOT_FOUND))
+                # bytes that do not parse: a string that is not UTF-8, a Failure nested 150 levels
+                raw = None
+                if leaf.type == _F.TYPE_STRING:
+                    raw = nested_raw(path[:-1], _wire(leaf.number, b"ok\xff\xfe"))
+                elif leaf.type == _F.TYPE_MESSAGE and leaf.message_type.full_name == "spindle.v1.Failure":
+                    raw = nested_raw(path, deep_failure(150))
+                if raw is not None:
+                    counts["malformed"] += 1
+                    data = base.SerializeToString() + raw
+                    try:
+                        raw_call(data, timeout=2)
+                        code, details = grpc.StatusCode.OK, ""
+                    except grpc.RpcError as e:
+                        code, details = e.code(), str(e.details())  # type: ignore[attr-defined]
+                    check(rpc, f"{name} (malformed)", code, details, True)
+                assert fz.server.alive(), f"the server died on {rpc} {name}: {fz.server.log()[-3000:]}"
+            seconds[rpc] = round(time.monotonic() - t0, 1)
+    finally:
+        tasks.close()
+        channel.close()
+    print("every field:", counts, "seconds:", sorted(seconds.items(), key=lambda kv: -kv[1])[:8])
+    print(f"{len(slow)} calls over 0.3 s:", "\n".join(slow[:40]))
+    assert counts["fields"] > 300 and counts["malformed"] > 150, counts
+    assert not bad, f"{len(bad)} bad answers:\n" + "\n".join(bad[:30])
+    # still serving: a new execution runs end to end on the real worker
+    fz.start("after-every-field", "fchain3", "fault", 5)
+    close = _wait_closed(fz, "after-every-field")
+    assert json.loads(close.workflow_execution_completed_event_attributes.result.payloads[0].data) == 8
+    problems: list[str] = []
+    for wid in sorted(fz.touched):
+        code, _ = fz.call("DescribeWorkflowExecution", svc.DescribeWorkflowExecutionRequest(
+            namespace="default", execution=pb.WorkflowExecution(workflow_id=wid)), timeout=10)
+        if code == grpc.StatusCode.OK:
+            problems += check_history(_history(fz, wid), what=wid, activity_input_plus_one=False)
+    assert not problems, "\n".join(problems[:20])
+    errors = [line for line in fz.server.log().splitlines() if " ERROR " in line or "Traceback" in line]
     assert not errors, "server log:\n" + "\n".join(errors[:40])

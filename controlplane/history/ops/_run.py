@@ -6,6 +6,7 @@ import json
 import uuid
 from typing import Any
 
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane._search_attributes import search_attribute_values
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.store import Mutation, TimerTask, VisibilityRow
@@ -76,7 +77,8 @@ def schedule_workflow_task(ctx: HistoryContext, txn: Txn, *, attempt: int = 1, b
     """Append WorkflowTaskScheduled and the task that dispatches it (after ``backoff_ms``)."""
     st = txn.state
     assert st.started is not None
-    timeout = st.started.task_timeout_ms or int(ctx.config.default_workflow_task_timeout * 1000)
+    # clamped again here: runs started before the clamp existed may carry any value
+    timeout = workflow_task_timeout_ms(st.started.task_timeout_ms, int(ctx.config.default_workflow_task_timeout * 1000))
     e = txn.event(
         pb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
         "workflow_task_scheduled_event_attributes",

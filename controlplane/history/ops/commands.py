@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from spindle.controlplane._field_rules import find_problem, workflow_task_timeout_ms
 from spindle.controlplane._search_attributes import check_search_attributes
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
@@ -63,13 +64,6 @@ _WITH_SEARCH_ATTRIBUTES = {
     pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
     pb.COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
 }
-
-
-def _name(t: int) -> str:
-    try:
-        return pb.CommandType.Name(t)
-    except ValueError:
-        return str(t)
 
 
 def _name(t: int) -> str:
@@ -173,6 +167,12 @@ def validate(ctx: HistoryContext, st: MutableState, commands: Sequence[pb.Comman
         elif t == pb.COMMAND_TYPE_COMPLETE_UPDATE:
             if a.update_id not in accepted or a.update_id in st.completed_updates:
                 return f"{where}.update_id: update {a.update_id!r} was not accepted or is already completed"
+        # every field in its range (durations, retry policy), ids and names without control characters:
+        # the rules the frontend applies to every request (``_field_rules``), so that a child's start, a
+        # timer or a retry never meets a value the store or the clock cannot hold after the task completed
+        problem = find_problem(a, where, max_id)
+        if problem is not None:
+            return problem
         # search attributes must be registered and typed as at start (checked by the frontend there)
         if t in _WITH_SEARCH_ATTRIBUTES and a.HasField("search_attributes"):
             ns = ctx.namespaces.by_id(st.namespace_id)
@@ -379,14 +379,16 @@ def continue_as_new(ctx: HistoryContext, txn: Txn, a: pb.ContinueAsNewWorkflowEx
                   new_execution_run_id=rid, workflow_type=a.workflow_type or old.workflow_type,
                   task_queue=a.task_queue or old.task_queue, input=a.input,
                   run_timeout_ms=a.run_timeout_ms or old.run_timeout_ms,
-                  task_timeout_ms=a.task_timeout_ms or old.task_timeout_ms, workflow_task_completed_event_id=wtc,
+                  task_timeout_ms=workflow_task_timeout_ms(a.task_timeout_ms, old.task_timeout_ms),
+                  workflow_task_completed_event_id=wtc,
                   backoff_start_interval_ms=a.backoff_start_interval_ms, memo=a.memo,
                   search_attributes=a.search_attributes, header=a.header))
     close_run(ctx, txn)
     attrs = pb.WorkflowExecutionStartedEventAttributes(
         workflow_type=a.workflow_type or old.workflow_type, task_queue=a.task_queue or old.task_queue, input=a.input,
         execution_timeout_ms=old.execution_timeout_ms, run_timeout_ms=a.run_timeout_ms or old.run_timeout_ms,
-        task_timeout_ms=a.task_timeout_ms or old.task_timeout_ms, continued_execution_run_id=st.run_id,
+        task_timeout_ms=workflow_task_timeout_ms(a.task_timeout_ms, old.task_timeout_ms),
+        continued_execution_run_id=st.run_id,
         first_execution_run_id=old.first_execution_run_id or st.run_id, original_execution_run_id=rid,
         memo=a.memo if a.HasField("memo") else old.memo,
         search_attributes=a.search_attributes if a.HasField("search_attributes") else old.search_attributes,

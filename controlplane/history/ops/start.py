@@ -11,6 +11,7 @@ where the start saw it.
 
 from __future__ import annotations
 
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import AlreadyExists
@@ -89,7 +90,8 @@ async def _start_locked(ctx: HistoryContext, ns: Namespace, req: svc.StartWorkfl
     attrs = pb.WorkflowExecutionStartedEventAttributes(
         workflow_type=req.workflow_type, task_queue=req.task_queue, input=req.input,
         execution_timeout_ms=req.execution_timeout_ms, run_timeout_ms=req.run_timeout_ms or req.execution_timeout_ms,
-        task_timeout_ms=req.task_timeout_ms or int(ctx.config.default_workflow_task_timeout * 1000),
+        task_timeout_ms=workflow_task_timeout_ms(req.task_timeout_ms,  # clamped to 2 minutes, as in Temporal
+                                                 int(ctx.config.default_workflow_task_timeout * 1000)),
         first_execution_run_id=rid, original_execution_run_id=rid, memo=req.memo,
         search_attributes=req.search_attributes, identity=req.identity, attempt=1,
         execution_expiration_time_ms=(now + req.workflow_start_delay_ms + req.execution_timeout_ms)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.archival import fitting_suffix
@@ -51,7 +52,9 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
         wt.dispatched = True
         wt.sticky = True
         ctx.matching.add(ref, queue, sticky=True)
-        fallback_s = (st.sticky_timeout_ms or int(ctx.config.sticky_schedule_to_start_timeout * 1000)) / 1000.0
+        # at most 2 minutes, like a task's start-to-close: a sticky worker that died never holds a run longer
+        fallback_s = workflow_task_timeout_ms(st.sticky_timeout_ms,
+                                              int(ctx.config.sticky_schedule_to_start_timeout * 1000)) / 1000.0
 
         def fall_back() -> None:
             cur = st.workflow_task
@@ -86,7 +89,7 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     wt.started_time_ms = now
     wt.nonce = ctx.nonces.new()
     wt.identity = identity
-    fire = now + (wt.timeout_ms or int(ctx.config.default_workflow_task_timeout * 1000))
+    fire = now + workflow_task_timeout_ms(wt.timeout_ms, int(ctx.config.default_workflow_task_timeout * 1000))
     t = Task(TM_WORKFLOW_TASK_TIMEOUT, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt,
              extra={"n": wt.nonce}, fire_time_ms=fire)
     add_start_timer(ctx, st, t, m, txn)

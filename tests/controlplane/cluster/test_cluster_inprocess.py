@@ -135,3 +135,62 @@ async def test_concurrent_view_refreshes_share_one_read(cluster: list[ClusterNod
         assert reads == 2
     finally:
         del store.list_leases
+
+
+async def test_bad_input_is_refused_by_every_path_of_a_cluster(cluster: list[ClusterNode]) -> None:
+    """Issue 16: the field rules hold at a member's public port (before routing) and on the internal RPC.
+
+    A start for a workflow id another member owns, with a NUL byte in the id or a timeout of
+    2**63-1, is INVALID_ARGUMENT naming the field; so are a poll with a 1 MB identity (the
+    cluster frontend's own poll) and internal operations a peer could send with such values.
+    """
+    import grpc
+
+    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.controlplane.api import service_pb2_grpc
+    from spindle.controlplane.cluster._peers import b64
+    from spindle.controlplane.errors import InvalidArgument
+
+    a, b = cluster[0], cluster[1]
+    ns_id = a.engine.namespaces.get("default").id
+    remote = [w for w in (f"bad-{i}\x00" for i in range(1000)) if a.engine.shard_id_of(ns_id, w) not in a.engine.shards]
+    ch = grpc.aio.insecure_channel(a.address)
+    stub = service_pb2_grpc.WorkflowServiceStub(ch)
+    try:
+        cases = [
+            (stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+                namespace="default", workflow_id=remote[0], workflow_type="T", task_queue="q")), "workflow_id: control"),
+            (stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+                namespace="default", workflow_id=remote[0].rstrip("\x00"), workflow_type="T", task_queue="q",
+                execution_timeout_ms=2**63 - 1)), "execution_timeout_ms: 9223372036854775807 ms is over"),
+            (stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(
+                namespace="default", task_queue="q", identity="x" * 1_000_000)), "identity: 1000000 characters"),
+            (stub.PollActivityTaskQueue(svc.PollActivityTaskQueueRequest(
+                namespace="default", task_queue="q\x00")), "task_queue: control"),
+        ]
+        for call, needle in cases:
+            with pytest.raises(grpc.aio.AioRpcError) as ei:
+                await call
+            assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT and needle in (ei.value.details() or ""), \
+                (ei.value.code(), ei.value.details())
+    finally:
+        await ch.close()
+    # the internal RPC, as a peer would send it to the owner
+    owned_by_b = next(w for w in (f"int-{i}" for i in range(1000)) if b.engine.shard_id_of(ns_id, w) in b.engine.shards)
+    start = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id=owned_by_b, workflow_type="T",
+                                              task_queue="q", execution_timeout_ms=2**63 - 1)
+    with pytest.raises(InvalidArgument, match="execution_timeout_ms"):
+        await a.peers.call(b.internal_address, {"op": "start_workflow", "ns": "default",
+                                                "req": b64(start.SerializeToString())}, timeout=10)
+    ex = pb.WorkflowExecution(workflow_id=owned_by_b)
+    with pytest.raises(InvalidArgument, match="identity: 1000000 characters"):
+        await a.peers.call(b.internal_address, {"op": "terminate", "ns": "default", "execution": b64(ex.SerializeToString()),
+                                                "details": b64(pb.Payloads().SerializeToString()),
+                                                "identity": "x" * 1_000_000}, timeout=10)
+    client = await Client.connect(a.address)
+    try:  # still serving: a workflow on b's shard starts through a
+        h = await client.start_workflow(MainWf.run, 1, 1, False, id=owned_by_b, task_queue="nobody")
+        await h.terminate("done")
+    finally:
+        await client.close()
