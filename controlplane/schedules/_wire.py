@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from spindle.controlplane._field_rules import MAX_DURATION_MS, MAX_INSTANT_MS
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument
@@ -21,8 +22,8 @@ __all__ = ["DEFAULT_CATCHUP_WINDOW_MS", "calendar_of", "check_backfill", "check_
 _UTC = timezone.utc
 #: Temporal's default catch-up window: one year.
 DEFAULT_CATCHUP_WINDOW_MS = 365 * 86_400_000
-#: Latest instant accepted on the wire (year 9999), so every time converts to a datetime.
-_MAX_MS = 253_402_300_799_000
+#: Latest instant accepted on the wire (year 9999), so every time converts to a datetime (the field rules' bound).
+_MAX_MS = MAX_INSTANT_MS
 
 
 def from_ms(ms: int) -> datetime:
@@ -35,8 +36,8 @@ def to_ms(t: datetime) -> int:
     return (t - datetime(1970, 1, 1, tzinfo=_UTC)) // timedelta(milliseconds=1)
 
 
-#: Longest duration accepted on the wire (100 years), so every duration converts to a timedelta.
-_MAX_DURATION_MS = 100 * 366 * 86_400_000
+#: Longest duration accepted on the wire (100 years, the field rules' bound), so every duration converts to a timedelta.
+_MAX_DURATION_MS = MAX_DURATION_MS
 
 
 def _duration(ms: int, field: str) -> None:
