@@ -7,13 +7,16 @@ and guarded by the row's version: the record names its pending timer (fire time,
 so a change deletes the old timer row and writes the next one with the record. A timer that
 fires but is no longer the record's (the schedule changed meanwhile) is dropped.
 
-Changes to one schedule are serialized by a per-schedule lock in this process; across
-processes the fence and the version keep a stale writer out.
+Changes to one schedule are serialized by a per-schedule lock of the engine
+(``ctx.schedule_locks``); across processes the fence and the version keep a stale writer out.
 
 The timer is due at the next action time (nominal time plus jitter) after the last
 processed one, or now when a trigger or backfill left actions waiting, and there is none
 while the schedule is paused, ended or out of remaining actions (and nothing waits).
-Firing is in ``_schedule_fire`` (imported by the timer executor).
+Actions that wait for a run the schedule started (BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER) need
+no timer: the run's close (its ``T_CLOSE`` transfer task, durable and retried) calls
+:func:`run_closed` through the cross-shard port, which takes them then.
+Firing is :func:`fired` (called by the timer executor).
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from spindle.controlplane._keyed_locks import KeyedLocks
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unavailable
@@ -39,20 +41,19 @@ log = logging.getLogger("spindle.schedules")
 
 #: Next action times a describe or list returns.
 NEXT_TIMES = 10
-#: How often actions that wait for a running workflow (BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER) re-check it.
-WAIT_RECHECK_MS = 10_000
 #: Most actions that may wait at once (backfills and buffered overlaps).
 MAX_BUFFERED = 10_000
+#: Most missed actions counted one by one after an outage longer than the catch-up window.
+MAX_MISSED_COUNTED = 10_000
 #: Recent actions a schedule keeps (oldest dropped first).
 RECENT_ACTIONS = 10
 
-_locks = KeyedLocks()
 _MS = timedelta(milliseconds=1)
 
 
-def lock(namespace_id: str, schedule_id: str):  # type: ignore[no-untyped-def]
-    """The lock that serializes every change to one schedule in this process (``async with``)."""
-    return _locks.get((namespace_id, schedule_id))
+def lock(ctx: HistoryContext, namespace_id: str, schedule_id: str):  # type: ignore[no-untyped-def]
+    """The lock that serializes every change to one schedule in this engine (``async with``)."""
+    return ctx.schedule_locks.get((namespace_id, schedule_id))
 
 
 # ---------------------------------------------------------------------------- the record
@@ -70,17 +71,27 @@ def calendar(rec: pb.ScheduleRecord) -> CalendarSpec:
 def wants_timer_at(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int) -> int | None:
     """When the schedule's timer should fire, or None (nothing to do until a client acts).
 
-    Actions waiting for a running workflow to close are re-checked every ``WAIT_RECHECK_MS``.
+    Actions waiting for a running workflow are taken when it closes (:func:`run_closed`): no timer for them.
     """
     state = rec.schedule.state
     at: int | None = None
     if not (state.paused or (state.HasField("remaining_actions") and state.remaining_actions <= 0)):
         nxt = next_times(calendar(rec), from_ms(rec.last_processed_ms), 1, schedule_id=schedule_id)
         at = to_ms(nxt[0].actual) if nxt else None
-    if rec.buffered:
-        soon = now_ms + WAIT_RECHECK_MS if rec.info.running_workflows else now_ms
-        at = soon if at is None else min(at, soon)
+    if rec.buffered and not (rec.info.running_workflows and _waits(rec, rec.buffered[0])):
+        at = now_ms if at is None else min(at, now_ms)
     return at
+
+
+_WAITING_POLICIES = frozenset({pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE, pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+                               pb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER})
+
+
+def _waits(rec: pb.ScheduleRecord, action: pb.ScheduleBufferedAction) -> bool:
+    """Whether ``action`` waits for the running runs to close (rather than being taken, skipped or terminating them)."""
+    from spindle.controlplane.schedules._wire import effective_overlap
+
+    return effective_overlap(action.overlap_policy, rec.schedule) in _WAITING_POLICIES
 
 
 def future_action_times(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int, n: int = NEXT_TIMES) -> list[int]:
@@ -157,7 +168,7 @@ async def create(ctx: HistoryContext, ns: Namespace, req: svc.CreateScheduleRequ
         AlreadyExists: the id is taken (by another request).
     """
     sid = req.schedule_id
-    async with lock(ns.id, sid):
+    async with lock(ctx, ns.id, sid):
         existing = await ctx.store.get_schedule(ns.id, sid)
         if existing is not None:
             rec = decode(existing)
@@ -197,7 +208,7 @@ async def list_page(ctx: HistoryContext, ns: Namespace, after: str, size: int) -
 
 async def _change(ctx: HistoryContext, ns: Namespace, schedule_id: str,
                   fn: Callable[[pb.ScheduleRecord, int], None], *, token: bytes = b"") -> None:
-    async with lock(ns.id, schedule_id):
+    async with lock(ctx, ns.id, schedule_id):
         row, rec = await _load(ctx, ns, schedule_id)
         if token and token != _token(rec):
             raise FailedPrecondition(f"conflict_token: schedule {schedule_id!r} changed since it was read "
@@ -257,7 +268,7 @@ def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest):  #
 
 async def delete(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> None:
     """Delete the schedule and its timer (workflows it started keep running)."""
-    async with lock(ns.id, schedule_id):
+    async with lock(ctx, ns.id, schedule_id):
         row, rec = await _load(ctx, ns, schedule_id)
         await write(ctx, ns, schedule_id, rec, expected_version=row.version, delete=True)
 
@@ -281,7 +292,7 @@ async def fired(ctx: HistoryContext, shard: Any, t: Task) -> None:
     """
     ns = ctx.namespaces.by_id(t.namespace_id)
     sid = t.workflow_id
-    async with lock(t.namespace_id, sid):
+    async with lock(ctx, t.namespace_id, sid):
         row = await ctx.store.get_schedule(t.namespace_id, sid)
         if row is None or ns is None:
             shard.timers.done((t.fire_time_ms, t.task_id))
@@ -289,11 +300,37 @@ async def fired(ctx: HistoryContext, shard: Any, t: Task) -> None:
         rec = decode(row)
         if rec.timer_task_id != t.task_id:
             return  # stale: the schedule changed and wrote another timer (this row was deleted with it)
-        now = ctx.clock.now_ms()
-        await _refresh_running(ctx, ns, rec)
-        _collect_due(rec, sid, now)
-        await _take_actions(ctx, ns, sid, rec, now)
-        await write(ctx, ns, sid, rec, expected_version=row.version)
+        await _process(ctx, ns, sid, row, rec)
+
+
+async def run_closed(ctx: HistoryContext, ns: Namespace, schedule_id: str, execution: pb.WorkflowExecution) -> None:
+    """A run that schedule ``schedule_id`` started closed: drop it from the running ones and take what waited for it.
+
+    Runs on the owner of the schedule's shard (the close's ``T_CLOSE`` task calls it through
+    ``ctx.cross_shard.schedule_run_closed``). A run the schedule does not list (already
+    dropped, or one that set ``ScheduledById`` itself) changes nothing.
+
+    Raises:
+        Unavailable: this process does not own the schedule's shard (the transfer task retries).
+    """
+    async with lock(ctx, ns.id, schedule_id):
+        row = await ctx.store.get_schedule(ns.id, schedule_id)
+        if row is None:
+            return
+        rec = decode(row)
+        if not any(ex.workflow_id == execution.workflow_id and ex.run_id == execution.run_id
+                   for ex in rec.info.running_workflows):
+            return
+        await _process(ctx, ns, schedule_id, row, rec)
+
+
+async def _process(ctx: HistoryContext, ns: Namespace, sid: str, row: ScheduleRow, rec: pb.ScheduleRecord) -> None:
+    """Refresh the running runs, buffer what is due, take what the overlap policies allow, write record and timer."""
+    now = ctx.clock.now_ms()
+    await _refresh_running(ctx, ns, rec)
+    _collect_due(rec, sid, now)
+    await _take_actions(ctx, ns, sid, rec, now)
+    await write(ctx, ns, sid, rec, expected_version=row.version)
 
 
 async def _refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleRecord) -> None:
@@ -311,23 +348,37 @@ async def _refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleR
 
 
 def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int) -> None:
-    """Buffer the scheduled actions due by ``now`` (skipped while paused, counted as missed beyond the catch-up window)."""
+    """Buffer the scheduled actions due by ``now`` (skipped while paused, counted as missed beyond the catch-up window).
+
+    After a long outage the times older than the catch-up window are only counted (at most
+    ``MAX_MISSED_COUNTED`` of them are walked: a per-second schedule down for a year is not
+    walked second by second; beyond that, ``missed_catchup_window`` is a lower bound).
+    """
     from spindle.controlplane.schedules import times_between
     from spindle.controlplane.schedules._wire import DEFAULT_CATCHUP_WINDOW_MS
 
-    window = rec.schedule.policies.catchup_window_ms or DEFAULT_CATCHUP_WINDOW_MS
-    start = rec.last_processed_ms
-    if now - start > window + calendar(rec).jitter // _MS + 1:  # a long outage: count what is missed, cheaply
-        start = now - window - calendar(rec).jitter // _MS - 1
     processed = rec.last_processed_ms
     if now <= processed:
         return
-    for item in times_between(calendar(rec), from_ms(max(start, processed)), from_ms(now), schedule_id=sid):
+    cal = calendar(rec)
+    window = rec.schedule.policies.catchup_window_ms or DEFAULT_CATCHUP_WINDOW_MS
+    paused = rec.schedule.state.paused
+    horizon = now - window - cal.jitter // _MS - 1  # nominal times before this are missed whatever their jitter
+    start = processed
+    if horizon > processed:
+        if not paused:
+            for n, _ in enumerate(times_between(cal, from_ms(processed), from_ms(horizon), schedule_id=sid)):
+                if n >= MAX_MISSED_COUNTED:
+                    break
+                rec.info.missed_catchup_window += 1
+        start = horizon
+    processed = start
+    for item in times_between(cal, from_ms(start), from_ms(now), schedule_id=sid):
         actual = to_ms(item.actual)
         if actual > now:
             break  # its jitter puts it later: the next timer
         processed = to_ms(item.nominal)
-        if rec.schedule.state.paused:
+        if paused:
             continue
         if now - actual > window:
             rec.info.missed_catchup_window += 1
@@ -357,8 +408,7 @@ async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.Sc
         if running and policy == pb.SCHEDULE_OVERLAP_POLICY_SKIP:
             rec.info.overlap_skipped += 1
             continue
-        if running and policy in (pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE, pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
-                                  pb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER):
+        if running and policy in _WAITING_POLICIES:
             if policy == pb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER:
                 for ex in running:
                     try:
@@ -399,7 +449,7 @@ async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleR
     req.search_attributes.indexed_fields["ScheduledStartTime"].CopyFrom(pb.Payload(metadata=json_plain,
                                                                                    data=f'"{stamp}"'.encode()))
     try:
-        run_id, _ = await ctx.cross_shard.start_workflow(ns, req)
+        run_id, started = await ctx.cross_shard.start_workflow(ns, req)
     except AlreadyExists as e:  # another run holds the id (a trigger in the same second): not taken again
         log.warning("schedule %s: action at %s not started: %s", sid, stamp, e)
         rec.info.overlap_skipped += 1
@@ -410,7 +460,11 @@ async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleR
     rec.info.recent_actions.append(pb.ScheduleActionResult(schedule_time_ms=action.actual_time_ms, actual_time_ms=now,
                                                            workflow_id=wid, run_id=run_id))
     del rec.info.recent_actions[:-RECENT_ACTIONS]
+    if not started:  # a repeat after a crash got the run back: it may have closed since (its close told nobody)
+        row = await ctx.store.get_execution_row(ns.id, wid, run_id)
+        if row is not None and row.status != _RUNNING:
+            return
     rec.info.running_workflows.append(pb.WorkflowExecution(workflow_id=wid, run_id=run_id))
 
 
-__all__ = ["create", "fired", "workflow_id_for", "delete", "describe", "future_action_times", "list_page", "lock", "patch", "update", "write"]
+__all__ = ["create", "fired", "run_closed", "workflow_id_for", "delete", "describe", "future_action_times", "list_page", "lock", "patch", "update", "write"]

@@ -192,3 +192,17 @@ async def test_bad_requests_name_the_field(cp: Any) -> None:
                  grpc.StatusCode.INVALID_ARGUMENT, "maximum_page_size")
     d = await stub.DescribeSchedule(svc.DescribeScheduleRequest(namespace="default", schedule_id="s"))
     assert not d.schedule.state.paused  # nothing of the refused patches happened
+
+
+async def test_scheduled_by_id_and_start_time_are_system_search_attributes(cp: Any) -> None:
+    """Every namespace has them (a start may carry them, a query may use them); none may register them."""
+    stub = cp.stub
+    for name in ("ScheduledById", "ScheduledStartTime"):
+        await expect(stub.AddSearchAttributes(svc.AddSearchAttributesRequest(
+            namespace="default", search_attributes={name: svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD})),
+            grpc.StatusCode.INVALID_ARGUMENT, name, "system search attribute")
+    await stub.ListWorkflowExecutions(svc.ListWorkflowExecutionsRequest(
+        namespace="default", query="ScheduledById = 'x' AND ScheduledStartTime > '2026-01-01T00:00:00Z'"))
+    await expect(stub.ListWorkflowExecutions(svc.ListWorkflowExecutionsRequest(
+        namespace="default", query="ScheduledStartTime = 'not a time'")), grpc.StatusCode.INVALID_ARGUMENT,
+        "ScheduledStartTime")
