@@ -441,7 +441,9 @@ async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleR
         execution_timeout_ms=a.execution_timeout_ms, run_timeout_ms=a.run_timeout_ms, task_timeout_ms=a.task_timeout_ms,
         identity=f"spindle-schedule/{sid}", memo=a.memo, search_attributes=a.search_attributes, header=a.header,
         request_id=f"sched/{sid}/{action.nominal_time_ms}/{rec.info.action_count}",
-        workflow_id_reuse_policy=pb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+        # a repeat (same request id) gets its run back; another action of the same id (a trigger in the
+        # same second as a scheduled one) is refused instead of making a second run of that id
+        workflow_id_reuse_policy=pb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
     json_plain = {"encoding": b"json/plain"}
     req.search_attributes.indexed_fields["ScheduledById"].CopyFrom(pb.Payload(metadata=json_plain,
                                                                               data=f'"{sid}"'.encode()))
@@ -450,7 +452,7 @@ async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleR
                                                                                    data=f'"{stamp}"'.encode()))
     try:
         run_id, started = await ctx.cross_shard.start_workflow(ns, req)
-    except AlreadyExists as e:  # another run holds the id (a trigger in the same second): not taken again
+    except AlreadyExists as e:  # another action's run holds the id (a trigger in the same second): not taken again
         log.warning("schedule %s: action at %s not started: %s", sid, stamp, e)
         rec.info.overlap_skipped += 1
         return

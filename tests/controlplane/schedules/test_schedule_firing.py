@@ -323,3 +323,34 @@ async def test_trigger_now_starts_at_once_under_the_given_overlap_policy(stores:
         d = await describe(env, "daily")
         assert list(await runs(env)) == ["daily-2026-12-01T00:10:30Z", "daily-2026-12-01T00:12:30Z"], str(d.info)
     assert d.info.overlap_skipped == 1 and d.info.action_count == 2
+
+
+async def test_a_crash_between_starting_the_runs_and_writing_the_record_neither_loses_nor_doubles(
+        stores: Stores, monkeypatch: Any) -> None:
+    """The first two record writes after a fire fail (as if the process died there): the timer fires again
+    (1 s later), starts with the same request ids, gets the same runs back, and counts them once."""
+    from spindle.controlplane.history.ops import schedule as ops
+
+    env = await stores.open(T0)
+    await create(env, "hourly", schedule())
+    real_write, failures = ops.write, []
+
+    async def flaky_write(*args: Any, **kw: Any) -> int:
+        rec = args[3]
+        if rec.info.recent_actions and len(failures) < 2:
+            failures.append(rec.info.recent_actions[-1].workflow_id)
+            raise RuntimeError("crash before the record is written")
+        return await real_write(*args, **kw)
+
+    monkeypatch.setattr(ops, "write", flaky_write)
+    async with worker(env):
+        await env.sleep(timedelta(hours=3, minutes=10))
+        await asyncio.sleep(0.2)
+        listed = []
+        async for wf in env.client.list_workflows(""):
+            listed.append((wf.id, wf.run_id))
+    assert failures == hours("report", 1, 1)
+    assert sorted(i for i, _ in listed) == hours("report", 1, 2, 3)  # one run each
+    d = await describe(env, "hourly")
+    assert d.info.action_count == 3
+    assert sorted((a.workflow_id, a.run_id) for a in d.info.recent_actions) == sorted(listed)
