@@ -147,7 +147,7 @@ NAME, TEXT, URI, TOKEN, FREE = _name, _text, _uri, _token, _free
 _NAMES = ("namespace", "name", "workflow_id", "run_id", "workflow_type", "task_queue", "request_id", "identity",
           "signal_name", "query_type", "update_id", "activity_id", "activity_type", "timer_id", "marker_name",
           "worker_task_queue", "sticky_task_queue", "owner_email", "update_mask", "non_retryable_error_types", "id",
-          "schedule_id", "time_zone_name", "cron_expressions")
+          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule")
 _DURATIONS = ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms",
               "schedule_to_close_timeout_ms", "schedule_to_start_timeout_ms", "start_to_close_timeout_ms",
               "heartbeat_timeout_ms", "start_to_fire_timeout_ms", "initial_interval_ms", "maximum_interval_ms",

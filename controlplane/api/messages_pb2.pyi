@@ -447,7 +447,7 @@ class ParentExecutionInfo(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ..., initiated_event_id: _Optional[int] = ...) -> None: ...
 
 class WorkflowExecutionStartedEventAttributes(_message.Message):
-    __slots__ = ("workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "parent", "continued_execution_run_id", "first_execution_run_id", "original_execution_run_id", "memo", "search_attributes", "identity", "attempt", "execution_expiration_time_ms", "first_workflow_task_backoff_ms", "header", "continued_failure", "last_completion_result")
+    __slots__ = ("workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "parent", "continued_execution_run_id", "first_execution_run_id", "original_execution_run_id", "memo", "search_attributes", "identity", "attempt", "execution_expiration_time_ms", "first_workflow_task_backoff_ms", "header", "continued_failure", "last_completion_result", "cron_schedule")
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
     TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -467,6 +467,7 @@ class WorkflowExecutionStartedEventAttributes(_message.Message):
     HEADER_FIELD_NUMBER: _ClassVar[int]
     CONTINUED_FAILURE_FIELD_NUMBER: _ClassVar[int]
     LAST_COMPLETION_RESULT_FIELD_NUMBER: _ClassVar[int]
+    CRON_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     workflow_type: str
     task_queue: str
     input: Payloads
@@ -486,25 +487,30 @@ class WorkflowExecutionStartedEventAttributes(_message.Message):
     header: Header
     continued_failure: Failure
     last_completion_result: Payloads
-    def __init__(self, workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., parent: _Optional[_Union[ParentExecutionInfo, _Mapping]] = ..., continued_execution_run_id: _Optional[str] = ..., first_execution_run_id: _Optional[str] = ..., original_execution_run_id: _Optional[str] = ..., memo: _Optional[_Union[Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[SearchAttributes, _Mapping]] = ..., identity: _Optional[str] = ..., attempt: _Optional[int] = ..., execution_expiration_time_ms: _Optional[int] = ..., first_workflow_task_backoff_ms: _Optional[int] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., continued_failure: _Optional[_Union[Failure, _Mapping]] = ..., last_completion_result: _Optional[_Union[Payloads, _Mapping]] = ...) -> None: ...
+    cron_schedule: str
+    def __init__(self, workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., parent: _Optional[_Union[ParentExecutionInfo, _Mapping]] = ..., continued_execution_run_id: _Optional[str] = ..., first_execution_run_id: _Optional[str] = ..., original_execution_run_id: _Optional[str] = ..., memo: _Optional[_Union[Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[SearchAttributes, _Mapping]] = ..., identity: _Optional[str] = ..., attempt: _Optional[int] = ..., execution_expiration_time_ms: _Optional[int] = ..., first_workflow_task_backoff_ms: _Optional[int] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., continued_failure: _Optional[_Union[Failure, _Mapping]] = ..., last_completion_result: _Optional[_Union[Payloads, _Mapping]] = ..., cron_schedule: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionCompletedEventAttributes(_message.Message):
-    __slots__ = ("result", "workflow_task_completed_event_id")
+    __slots__ = ("result", "workflow_task_completed_event_id", "new_execution_run_id")
     RESULT_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_EXECUTION_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     result: Payloads
     workflow_task_completed_event_id: int
-    def __init__(self, result: _Optional[_Union[Payloads, _Mapping]] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...
+    new_execution_run_id: str
+    def __init__(self, result: _Optional[_Union[Payloads, _Mapping]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., new_execution_run_id: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionFailedEventAttributes(_message.Message):
-    __slots__ = ("failure", "retry_state", "workflow_task_completed_event_id")
+    __slots__ = ("failure", "retry_state", "workflow_task_completed_event_id", "new_execution_run_id")
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     RETRY_STATE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_EXECUTION_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     failure: Failure
     retry_state: RetryState
     workflow_task_completed_event_id: int
-    def __init__(self, failure: _Optional[_Union[Failure, _Mapping]] = ..., retry_state: _Optional[_Union[RetryState, str]] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...
+    new_execution_run_id: str
+    def __init__(self, failure: _Optional[_Union[Failure, _Mapping]] = ..., retry_state: _Optional[_Union[RetryState, str]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., new_execution_run_id: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionTimedOutEventAttributes(_message.Message):
     __slots__ = ("retry_state",)

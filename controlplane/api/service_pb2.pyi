@@ -186,7 +186,7 @@ class AddSearchAttributesResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class StartWorkflowExecutionRequest(_message.Message):
-    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms")
+    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms", "cron_schedule")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +203,7 @@ class StartWorkflowExecutionRequest(_message.Message):
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     HEADER_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_START_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    CRON_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     workflow_id: str
     workflow_type: str
@@ -219,7 +220,8 @@ class StartWorkflowExecutionRequest(_message.Message):
     search_attributes: _messages_pb2.SearchAttributes
     header: _messages_pb2.Header
     workflow_start_delay_ms: int
-    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ...) -> None: ...
+    cron_schedule: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ..., cron_schedule: _Optional[str] = ...) -> None: ...
 
 class StartWorkflowExecutionResponse(_message.Message):
     __slots__ = ("run_id", "started")

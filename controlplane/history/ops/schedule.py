@@ -188,6 +188,12 @@ async def describe(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> svc.
     _, rec = await _load(ctx, ns, schedule_id)
     info = pb.ScheduleInfo()
     info.CopyFrom(rec.info)
+    # runs that closed since the last fire are still in the record (a close rewrites it only when an action waits)
+    del info.running_workflows[:]
+    for ex in rec.info.running_workflows:
+        row = await ctx.store.get_execution_row(ns.id, ex.workflow_id, ex.run_id)
+        if row is not None and row.status == _RUNNING:
+            info.running_workflows.append(ex)
     info.future_action_times_ms.extend(future_action_times(rec, schedule_id, ctx.clock.now_ms()))
     return svc.DescribeScheduleResponse(schedule=rec.schedule, info=info, conflict_token=_token(rec))
 
@@ -321,6 +327,8 @@ async def run_closed(ctx: HistoryContext, ns: Namespace, schedule_id: str, execu
         if not any(ex.workflow_id == execution.workflow_id and ex.run_id == execution.run_id
                    for ex in rec.info.running_workflows):
             return
+        if not rec.buffered and not rec.schedule.policies.pause_on_failure:
+            return  # nothing waits for it: the next fire drops it from the record (describe leaves it out already)
         await _process(ctx, ns, schedule_id, row, rec)
 
 
