@@ -4,7 +4,7 @@
 
 Starts start-dev on a fresh SQLite file and a worker process (a workflow that completes at
 once), creates ``--schedules`` schedules (interval one minute; with ``--spread S`` schedule i
-gets a phase offset of ``i * S / N`` seconds, by default they all fire on the minute), waits
+gets a phase offset of ``i * S / N`` seconds, rounded down to a whole second, by default they all fire on the minute), waits
 for the first full minute, measures for ``--minutes`` minutes, then pauses them all and reads
 every run they started from visibility.
 
@@ -111,7 +111,7 @@ async def run(a: argparse.Namespace) -> dict:
         sem = asyncio.Semaphore(50)
 
         async def create(i: int) -> None:
-            offset = int(i * a.spread * 1000 / n) if a.spread else 0
+            offset = int(i * a.spread / n) * 1000 if a.spread else 0  # whole seconds
             async with sem:
                 await stub.CreateSchedule(svc.CreateScheduleRequest(
                     namespace="default", schedule_id=f"b-{i}", request_id=f"b-{i}",

@@ -189,11 +189,11 @@ async def describe(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> svc.
     info = pb.ScheduleInfo()
     info.CopyFrom(rec.info)
     # runs that closed since the last fire are still in the record (a close rewrites it only when an action waits)
+    probe = pb.ScheduleRecord()
+    probe.info.running_workflows.extend(rec.info.running_workflows)
+    await _refresh_running(ctx, ns, probe)
     del info.running_workflows[:]
-    for ex in rec.info.running_workflows:
-        row = await ctx.store.get_execution_row(ns.id, ex.workflow_id, ex.run_id)
-        if row is not None and row.status == _RUNNING:
-            info.running_workflows.append(ex)
+    info.running_workflows.extend(probe.info.running_workflows)
     info.future_action_times_ms.extend(future_action_times(rec, schedule_id, ctx.clock.now_ms()))
     return svc.DescribeScheduleResponse(schedule=rec.schedule, info=info, conflict_token=_token(rec))
 
@@ -281,6 +281,7 @@ async def delete(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> None:
 
 # ---------------------------------------------------------------------------- firing
 _RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
+_CONTINUED = pb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
 _FAILED = {pb.WORKFLOW_EXECUTION_STATUS_FAILED, pb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT}
 
 
@@ -324,8 +325,8 @@ async def run_closed(ctx: HistoryContext, ns: Namespace, schedule_id: str, execu
         if row is None:
             return
         rec = decode(row)
-        if not any(ex.workflow_id == execution.workflow_id and ex.run_id == execution.run_id
-                   for ex in rec.info.running_workflows):
+        # by workflow id: each action has its own, and a run that continued as new keeps it
+        if not any(ex.workflow_id == execution.workflow_id for ex in rec.info.running_workflows):
             return
         if not rec.buffered and not rec.schedule.policies.pause_on_failure:
             return  # nothing waits for it: the next fire drops it from the record (describe leaves it out already)
@@ -346,6 +347,12 @@ async def _refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleR
     still = []
     for ex in rec.info.running_workflows:
         row = await ctx.store.get_execution_row(ns.id, ex.workflow_id, ex.run_id)
+        if row is not None and row.status == _CONTINUED:
+            # the action's workflow continued as new: it runs on as the id's current run
+            cur = await ctx.store.get_current(ns.id, ex.workflow_id)
+            if cur is not None and cur.run_id != ex.run_id:
+                ex = pb.WorkflowExecution(workflow_id=ex.workflow_id, run_id=cur.run_id)
+                row = await ctx.store.get_execution_row(ns.id, ex.workflow_id, ex.run_id)
         if row is not None and row.status == _RUNNING:
             still.append(ex)
         elif row is not None and row.status in _FAILED and rec.schedule.policies.pause_on_failure:

@@ -354,3 +354,27 @@ async def test_a_crash_between_starting_the_runs_and_writing_the_record_neither_
     d = await describe(env, "hourly")
     assert d.info.action_count == 3
     assert sorted((a.workflow_id, a.run_id) for a in d.info.recent_actions) == sorted(listed)
+
+
+@workflow.defn
+class Chained:
+    """Continues as new every 25 minutes until ``minutes`` are used up."""
+
+    @workflow.run
+    async def run(self, minutes: int) -> None:
+        await workflow.sleep(timedelta(minutes=min(25, minutes)))
+        if minutes > 25:
+            workflow.continue_as_new(minutes - 25)
+
+
+async def test_a_run_that_continues_as_new_still_counts_as_running_for_overlap(stores: Stores) -> None:
+    """SKIP, hourly, a 100-minute chain of runs (continued as new every 25 min): 02:00 is skipped, 03:00 runs."""
+    env = await stores.open(T0)
+    await create(env, "chain", schedule("chain", SKIP, minutes=100, workflow_type="Chained"))
+    async with Worker(env.client, task_queue="reports", workflows=[Chained]):
+        await env.sleep(timedelta(hours=3, minutes=10))
+        ids = set(await runs(env))
+        d = await describe(env, "chain")
+    assert ids == set(hours("chain", 1, 3))
+    assert d.info.overlap_skipped == 1 and d.info.action_count == 2
+    assert [ex.workflow_id for ex in d.info.running_workflows] == hours("chain", 3)
