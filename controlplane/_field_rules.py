@@ -28,6 +28,8 @@ The limits (Temporal's where it has one):
 - free text (reasons, descriptions, list queries, error messages): at most
   :data:`MAX_TEXT_LENGTH` characters;
 - tokens (task and page tokens): at most :data:`MAX_TOKEN_BYTES`;
+- instants (``start_at_ms``, ``end_at_ms`` of a schedule spec, a backfill's range): epoch
+  milliseconds from 1970 to the end of year 9999 (:data:`MAX_INSTANT_MS`);
 - page sizes 0 (the default) to :data:`MAX_PAGE_SIZE`; counts and event ids not negative;
 - rates finite and not negative; a retry backoff coefficient 0 (the default) or 1 to
   :data:`MAX_BACKOFF_COEFFICIENT`; a retry policy's maximum interval not below its initial one;
@@ -49,6 +51,8 @@ from spindle.controlplane.errors import InvalidArgument
 
 MAX_DURATION_MS = 100 * 365 * 24 * 3600 * 1000
 """Longest duration any ``*_ms`` field may hold: 100 years."""
+MAX_INSTANT_MS = 253_402_300_799_000
+"""Latest instant (epoch milliseconds) a field may hold: 9999-12-31T23:59:59Z, so it converts to a datetime."""
 MAX_WORKFLOW_TASK_TIMEOUT_MS = 120_000
 """A workflow task's start-to-close timeout is clamped to this (Temporal's maximum, 2 minutes)."""
 MAX_TEXT_LENGTH = 32_768
@@ -71,6 +75,12 @@ def _duration(v: int, path: str, max_id: int) -> str | None:
         return f"{path}: must not be negative, got {v}"
     if v > MAX_DURATION_MS:
         return f"{path}: {v} ms is over the limit of {MAX_DURATION_MS} ms (100 years)"
+    return None
+
+
+def _instant(v: int, path: str, max_id: int) -> str | None:
+    if not 0 <= v <= MAX_INSTANT_MS:
+        return f"{path}: {v} is not an instant between 1970 and 9999 (epoch milliseconds)"
     return None
 
 
@@ -129,26 +139,30 @@ def _free(v: Any, path: str, max_id: int) -> str | None:
     return None
 
 
+INSTANT = _instant
 DURATION, NOT_NEGATIVE, PAGE_SIZE, RATE, COEFFICIENT = _duration, _not_negative, _page_size, _rate, _coefficient
 NAME, TEXT, URI, TOKEN, FREE = _name, _text, _uri, _token, _free
 
 # ---------------------------------------------------------------------- the table
 _NAMES = ("namespace", "name", "workflow_id", "run_id", "workflow_type", "task_queue", "request_id", "identity",
           "signal_name", "query_type", "update_id", "activity_id", "activity_type", "timer_id", "marker_name",
-          "worker_task_queue", "sticky_task_queue", "owner_email", "update_mask", "non_retryable_error_types", "id")
+          "worker_task_queue", "sticky_task_queue", "owner_email", "update_mask", "non_retryable_error_types", "id",
+          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule")
 _DURATIONS = ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms",
               "schedule_to_close_timeout_ms", "schedule_to_start_timeout_ms", "start_to_close_timeout_ms",
               "heartbeat_timeout_ms", "start_to_fire_timeout_ms", "initial_interval_ms", "maximum_interval_ms",
-              "backoff_start_interval_ms", "retention_ms", "ttl_ms", "timeout_ms")
+              "backoff_start_interval_ms", "retention_ms", "ttl_ms", "timeout_ms",
+              "every_ms", "offset_ms", "jitter_ms", "catchup_window_ms")
 
 RULES: dict[str, Check] = {
     **{n: NAME for n in _NAMES},
     **{n: DURATION for n in _DURATIONS},
     "description": TEXT, "reason": TEXT, "error_message": TEXT, "query": TEXT,
+    "notes": TEXT, "pause": TEXT, "unpause": TEXT,
     "archival_uri": URI,
-    "task_token": TOKEN, "next_page_token": TOKEN,
+    "task_token": TOKEN, "next_page_token": TOKEN, "conflict_token": TOKEN,
     "page_size": PAGE_SIZE, "maximum_page_size": PAGE_SIZE,
-    "maximum_attempts": NOT_NEGATIVE, "scheduled_event_id": NOT_NEGATIVE,
+    "maximum_attempts": NOT_NEGATIVE, "scheduled_event_id": NOT_NEGATIVE, "remaining_actions": NOT_NEGATIVE,
     "workflow_task_finish_event_id": NOT_NEGATIVE,
     "rps_limit": RATE, "max_tasks_per_second": RATE,
     "backoff_coefficient": COEFFICIENT,
@@ -158,6 +172,9 @@ RULES: dict[str, Check] = {
 RULES_BY_MESSAGE: dict[str, Check] = {
     # inside a Failure only the retry delay is a rule: its texts are whatever the worker's error said
     "ApplicationFailureInfo.next_retry_delay_ms": DURATION,
+    # instants, not durations (a schedule's bounds, a backfill's range)
+    "ScheduleSpec.start_at_ms": INSTANT, "ScheduleSpec.end_at_ms": INSTANT,
+    "ScheduleBackfillRequest.start_time_ms": INSTANT, "ScheduleBackfillRequest.end_time_ms": INSTANT,
 }
 """Exceptions to :data:`RULES`, by ``Message.field``."""
 
@@ -311,6 +328,6 @@ def workflow_task_timeout_ms(requested_ms: int, default_ms: int) -> int:
     return min(requested_ms if requested_ms > 0 else default_ms, MAX_WORKFLOW_TASK_TIMEOUT_MS)
 
 
-__all__ = ["DURATION", "MAX_BACKOFF_COEFFICIENT", "MAX_DURATION_MS", "MAX_PAGE_SIZE", "MAX_TEXT_LENGTH",
+__all__ = ["DURATION", "INSTANT", "MAX_BACKOFF_COEFFICIENT", "MAX_DURATION_MS", "MAX_INSTANT_MS", "MAX_PAGE_SIZE", "MAX_TEXT_LENGTH",
            "MAX_TOKEN_BYTES", "MAX_WORKFLOW_TASK_TIMEOUT_MS", "RULES", "RULES_BY_MESSAGE", "check_fields",
            "find_problem", "rule_for", "workflow_task_timeout_ms"]

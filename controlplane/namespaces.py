@@ -33,6 +33,14 @@ SA_TYPE_NAMES = {
 }
 SA_TYPES_BY_NAME = {v: k for k, v in SA_TYPE_NAMES.items()}
 
+#: Search attributes every namespace has without registering them (Temporal's system attributes of
+#: the same role): a schedule sets them on each run it starts, so ``ScheduledById = 'daily-sales'``
+#: lists a schedule's runs. They cannot be registered (nor given another type).
+SYSTEM_SEARCH_ATTRIBUTES: dict[str, int] = {
+    "ScheduledById": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
+    "ScheduledStartTime": svc.SEARCH_ATTRIBUTE_TYPE_DATETIME,
+}
+
 #: Search attributes pre-registered in the default namespace of ``spindle server start-dev`` and of
 #: the test environments (``spindle.testing.WorkflowEnvironment``), as Temporal's dev server has them,
 #: so that samples and tests written for Temporal run unchanged. (``CustomStringField`` is the older
@@ -67,7 +75,9 @@ class Namespace:
 
     @property
     def search_attribute_type_names(self) -> dict[str, str]:
-        return {k: SA_TYPE_NAMES[v] for k, v in self.search_attributes.items()}
+        """Type name of every search attribute a run may carry: the registered ones and the system ones."""
+        return {**{k: SA_TYPE_NAMES[v] for k, v in self.search_attributes.items()},
+                **{k: SA_TYPE_NAMES[v] for k, v in SYSTEM_SEARCH_ATTRIBUTES.items()}}
 
     def to_row(self) -> NamespaceRow:
         data = {
@@ -114,6 +124,9 @@ def validate_search_attributes(sa: dict[str, int], field_name: str = "search_att
             raise InvalidArgument(f"{field_name}: invalid search attribute name {k!r} (letters, digits, '_')")
         if k in BUILTIN_FIELDS:
             raise InvalidArgument(f"{field_name}: {k!r} is a built-in field and cannot be registered")
+        if k in SYSTEM_SEARCH_ATTRIBUTES:
+            raise InvalidArgument(f"{field_name}: {k!r} is a system search attribute (set by schedules on the runs "
+                                  "they start) and cannot be registered")
         if v not in SA_TYPE_NAMES:
             raise InvalidArgument(
                 f"{field_name}: search attribute {k!r} has unknown type {v} "

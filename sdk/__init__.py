@@ -25,6 +25,22 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from spindle._reset import ResetType
     from spindle._retry_policy import RetryPolicy
     from spindle._tls import TLSConfig
+    from spindle._schedule_description import (
+        ScheduleActionResult,
+        ScheduleDescription,
+        ScheduleInfo,
+        ScheduleListEntry,
+    )
+    from spindle._schedule_types import (
+        Schedule,
+        ScheduleActionStartWorkflow,
+        ScheduleBackfill,
+        ScheduleIntervalSpec,
+        ScheduleOverlapPolicy,
+        SchedulePolicy,
+        ScheduleSpec,
+        ScheduleState,
+    )
     from spindle._worker import Worker
 
 __all__ = [
@@ -48,6 +64,18 @@ __all__ = [
     "TLSConfig",
     "ResetType",
     "BatchOperationSummary",
+    "Schedule",
+    "ScheduleActionStartWorkflow",
+    "ScheduleSpec",
+    "ScheduleIntervalSpec",
+    "SchedulePolicy",
+    "ScheduleOverlapPolicy",
+    "ScheduleState",
+    "ScheduleBackfill",
+    "ScheduleDescription",
+    "ScheduleInfo",
+    "ScheduleActionResult",
+    "ScheduleListEntry",
 ]
 
 _LAZY: dict[str, str] = {
@@ -69,6 +97,18 @@ _LAZY: dict[str, str] = {
     "TLSConfig": "spindle._tls",
     "ResetType": "spindle._reset",
     "BatchOperationSummary": "spindle._batch",
+    "Schedule": "spindle._schedule_types",
+    "ScheduleActionStartWorkflow": "spindle._schedule_types",
+    "ScheduleSpec": "spindle._schedule_types",
+    "ScheduleIntervalSpec": "spindle._schedule_types",
+    "SchedulePolicy": "spindle._schedule_types",
+    "ScheduleOverlapPolicy": "spindle._schedule_types",
+    "ScheduleState": "spindle._schedule_types",
+    "ScheduleBackfill": "spindle._schedule_types",
+    "ScheduleDescription": "spindle._schedule_description",
+    "ScheduleInfo": "spindle._schedule_description",
+    "ScheduleActionResult": "spindle._schedule_description",
+    "ScheduleListEntry": "spindle._schedule_description",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
 # they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /

@@ -658,6 +658,7 @@ class Client:
         start_signal_args: Sequence[Any] = (),
         result_type: Any = None,
         request_id: str | None = None,
+        cron_schedule: str = "",
     ) -> WorkflowHandle[Any]:
         """Start a workflow run and return its handle (without waiting for it).
 
@@ -687,6 +688,11 @@ class Client:
                 (starting the workflow if it is not running).
             result_type: type hint for ``handle.result()`` (default: the run method's
                 return annotation).
+            cron_schedule: legacy cron (prefer :meth:`create_schedule`): a five-field
+                expression or an ``@daily``-style alias, in UTC. The first run waits for
+                the first tick; each run that completes or fails is followed by a new run
+                with the same arguments at the next tick; cancelling or terminating the
+                current run ends the chain. Not combinable with ``start_delay``.
 
         Raises:
             WorkflowAlreadyStartedError: a run with this id exists and the policies forbid another.
@@ -735,6 +741,7 @@ class Client:
             workflow_id_reuse_policy=int(id_reuse_policy),  # type: ignore[arg-type]
             workflow_id_conflict_policy=int(id_conflict_policy),  # type: ignore[arg-type]
             workflow_start_delay_ms=_ms(start_delay),
+            cron_schedule=cron_schedule,
         )
         for k, v in self._payload_map(memo).items():
             start.memo.fields[k].CopyFrom(v)

@@ -25,6 +25,23 @@ from spindle._interceptor_client import (
 )
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._raw_description import PendingActivityState
+from spindle._schedule_description import (
+    ScheduleActionExecutionStartWorkflow,
+    ScheduleActionResult,
+    ScheduleDescription,
+    ScheduleInfo,
+    ScheduleListEntry,
+)
+from spindle._schedule_types import (
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleBackfill,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+)
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage
 from spindle.exceptions import (
     RPCError,
@@ -60,4 +77,17 @@ __all__ = [
     "SignalWorkflowInput",
     "QueryWorkflowInput",
     "StartWorkflowUpdateInput",
+    "Schedule",
+    "ScheduleActionStartWorkflow",
+    "ScheduleSpec",
+    "ScheduleIntervalSpec",
+    "SchedulePolicy",
+    "ScheduleOverlapPolicy",
+    "ScheduleState",
+    "ScheduleBackfill",
+    "ScheduleDescription",
+    "ScheduleInfo",
+    "ScheduleActionResult",
+    "ScheduleListEntry",
+    "ScheduleActionExecutionStartWorkflow",
 ]

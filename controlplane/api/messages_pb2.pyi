@@ -144,6 +144,16 @@ class ResetReapplyType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RESET_REAPPLY_TYPE_UNSPECIFIED: _ClassVar[ResetReapplyType]
     RESET_REAPPLY_TYPE_SIGNAL: _ClassVar[ResetReapplyType]
     RESET_REAPPLY_TYPE_NONE: _ClassVar[ResetReapplyType]
+
+class ScheduleOverlapPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCHEDULE_OVERLAP_POLICY_UNSPECIFIED: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_SKIP: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_BUFFER_ONE: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_BUFFER_ALL: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER: _ClassVar[ScheduleOverlapPolicy]
+    SCHEDULE_OVERLAP_POLICY_ALLOW_ALL: _ClassVar[ScheduleOverlapPolicy]
 TIMEOUT_TYPE_UNSPECIFIED: TimeoutType
 TIMEOUT_TYPE_START_TO_CLOSE: TimeoutType
 TIMEOUT_TYPE_SCHEDULE_TO_START: TimeoutType
@@ -249,6 +259,13 @@ COMMAND_TYPE_REJECT_UPDATE: CommandType
 RESET_REAPPLY_TYPE_UNSPECIFIED: ResetReapplyType
 RESET_REAPPLY_TYPE_SIGNAL: ResetReapplyType
 RESET_REAPPLY_TYPE_NONE: ResetReapplyType
+SCHEDULE_OVERLAP_POLICY_UNSPECIFIED: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_SKIP: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_BUFFER_ONE: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_BUFFER_ALL: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER: ScheduleOverlapPolicy
+SCHEDULE_OVERLAP_POLICY_ALLOW_ALL: ScheduleOverlapPolicy
 
 class Payload(_message.Message):
     __slots__ = ("metadata", "data")
@@ -441,7 +458,7 @@ class ParentExecutionInfo(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ..., initiated_event_id: _Optional[int] = ...) -> None: ...
 
 class WorkflowExecutionStartedEventAttributes(_message.Message):
-    __slots__ = ("workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "parent", "continued_execution_run_id", "first_execution_run_id", "original_execution_run_id", "memo", "search_attributes", "identity", "attempt", "execution_expiration_time_ms", "first_workflow_task_backoff_ms", "header", "continued_failure", "last_completion_result")
+    __slots__ = ("workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "parent", "continued_execution_run_id", "first_execution_run_id", "original_execution_run_id", "memo", "search_attributes", "identity", "attempt", "execution_expiration_time_ms", "first_workflow_task_backoff_ms", "header", "continued_failure", "last_completion_result", "cron_schedule")
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
     TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -461,6 +478,7 @@ class WorkflowExecutionStartedEventAttributes(_message.Message):
     HEADER_FIELD_NUMBER: _ClassVar[int]
     CONTINUED_FAILURE_FIELD_NUMBER: _ClassVar[int]
     LAST_COMPLETION_RESULT_FIELD_NUMBER: _ClassVar[int]
+    CRON_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     workflow_type: str
     task_queue: str
     input: Payloads
@@ -480,25 +498,30 @@ class WorkflowExecutionStartedEventAttributes(_message.Message):
     header: Header
     continued_failure: Failure
     last_completion_result: Payloads
-    def __init__(self, workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., parent: _Optional[_Union[ParentExecutionInfo, _Mapping]] = ..., continued_execution_run_id: _Optional[str] = ..., first_execution_run_id: _Optional[str] = ..., original_execution_run_id: _Optional[str] = ..., memo: _Optional[_Union[Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[SearchAttributes, _Mapping]] = ..., identity: _Optional[str] = ..., attempt: _Optional[int] = ..., execution_expiration_time_ms: _Optional[int] = ..., first_workflow_task_backoff_ms: _Optional[int] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., continued_failure: _Optional[_Union[Failure, _Mapping]] = ..., last_completion_result: _Optional[_Union[Payloads, _Mapping]] = ...) -> None: ...
+    cron_schedule: str
+    def __init__(self, workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., parent: _Optional[_Union[ParentExecutionInfo, _Mapping]] = ..., continued_execution_run_id: _Optional[str] = ..., first_execution_run_id: _Optional[str] = ..., original_execution_run_id: _Optional[str] = ..., memo: _Optional[_Union[Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[SearchAttributes, _Mapping]] = ..., identity: _Optional[str] = ..., attempt: _Optional[int] = ..., execution_expiration_time_ms: _Optional[int] = ..., first_workflow_task_backoff_ms: _Optional[int] = ..., header: _Optional[_Union[Header, _Mapping]] = ..., continued_failure: _Optional[_Union[Failure, _Mapping]] = ..., last_completion_result: _Optional[_Union[Payloads, _Mapping]] = ..., cron_schedule: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionCompletedEventAttributes(_message.Message):
-    __slots__ = ("result", "workflow_task_completed_event_id")
+    __slots__ = ("result", "workflow_task_completed_event_id", "new_execution_run_id")
     RESULT_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_EXECUTION_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     result: Payloads
     workflow_task_completed_event_id: int
-    def __init__(self, result: _Optional[_Union[Payloads, _Mapping]] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...
+    new_execution_run_id: str
+    def __init__(self, result: _Optional[_Union[Payloads, _Mapping]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., new_execution_run_id: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionFailedEventAttributes(_message.Message):
-    __slots__ = ("failure", "retry_state", "workflow_task_completed_event_id")
+    __slots__ = ("failure", "retry_state", "workflow_task_completed_event_id", "new_execution_run_id")
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     RETRY_STATE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_EXECUTION_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     failure: Failure
     retry_state: RetryState
     workflow_task_completed_event_id: int
-    def __init__(self, failure: _Optional[_Union[Failure, _Mapping]] = ..., retry_state: _Optional[_Union[RetryState, str]] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...
+    new_execution_run_id: str
+    def __init__(self, failure: _Optional[_Union[Failure, _Mapping]] = ..., retry_state: _Optional[_Union[RetryState, str]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., new_execution_run_id: _Optional[str] = ...) -> None: ...
 
 class WorkflowExecutionTimedOutEventAttributes(_message.Message):
     __slots__ = ("retry_state",)
@@ -1441,3 +1464,149 @@ class ActivityRetryState(_message.Message):
     ACTIVITIES_FIELD_NUMBER: _ClassVar[int]
     activities: _containers.RepeatedCompositeFieldContainer[PendingActivityAttempt]
     def __init__(self, activities: _Optional[_Iterable[_Union[PendingActivityAttempt, _Mapping]]] = ...) -> None: ...
+
+class ScheduleIntervalSpec(_message.Message):
+    __slots__ = ("every_ms", "offset_ms")
+    EVERY_MS_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_MS_FIELD_NUMBER: _ClassVar[int]
+    every_ms: int
+    offset_ms: int
+    def __init__(self, every_ms: _Optional[int] = ..., offset_ms: _Optional[int] = ...) -> None: ...
+
+class ScheduleSpec(_message.Message):
+    __slots__ = ("cron_expressions", "intervals", "time_zone_name", "jitter_ms", "start_at_ms", "end_at_ms")
+    CRON_EXPRESSIONS_FIELD_NUMBER: _ClassVar[int]
+    INTERVALS_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_NAME_FIELD_NUMBER: _ClassVar[int]
+    JITTER_MS_FIELD_NUMBER: _ClassVar[int]
+    START_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    END_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    cron_expressions: _containers.RepeatedScalarFieldContainer[str]
+    intervals: _containers.RepeatedCompositeFieldContainer[ScheduleIntervalSpec]
+    time_zone_name: str
+    jitter_ms: int
+    start_at_ms: int
+    end_at_ms: int
+    def __init__(self, cron_expressions: _Optional[_Iterable[str]] = ..., intervals: _Optional[_Iterable[_Union[ScheduleIntervalSpec, _Mapping]]] = ..., time_zone_name: _Optional[str] = ..., jitter_ms: _Optional[int] = ..., start_at_ms: _Optional[int] = ..., end_at_ms: _Optional[int] = ...) -> None: ...
+
+class ScheduleActionStartWorkflow(_message.Message):
+    __slots__ = ("workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "memo", "search_attributes", "header")
+    WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    RUN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TASK_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    MEMO_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    workflow_id: str
+    workflow_type: str
+    task_queue: str
+    input: Payloads
+    execution_timeout_ms: int
+    run_timeout_ms: int
+    task_timeout_ms: int
+    memo: Memo
+    search_attributes: SearchAttributes
+    header: Header
+    def __init__(self, workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., memo: _Optional[_Union[Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[Header, _Mapping]] = ...) -> None: ...
+
+class SchedulePolicies(_message.Message):
+    __slots__ = ("overlap_policy", "catchup_window_ms", "pause_on_failure")
+    OVERLAP_POLICY_FIELD_NUMBER: _ClassVar[int]
+    CATCHUP_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
+    PAUSE_ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    overlap_policy: ScheduleOverlapPolicy
+    catchup_window_ms: int
+    pause_on_failure: bool
+    def __init__(self, overlap_policy: _Optional[_Union[ScheduleOverlapPolicy, str]] = ..., catchup_window_ms: _Optional[int] = ..., pause_on_failure: _Optional[bool] = ...) -> None: ...
+
+class ScheduleState(_message.Message):
+    __slots__ = ("paused", "notes", "remaining_actions")
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    paused: bool
+    notes: str
+    remaining_actions: int
+    def __init__(self, paused: _Optional[bool] = ..., notes: _Optional[str] = ..., remaining_actions: _Optional[int] = ...) -> None: ...
+
+class Schedule(_message.Message):
+    __slots__ = ("spec", "action", "policies", "state")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    POLICIES_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    spec: ScheduleSpec
+    action: ScheduleActionStartWorkflow
+    policies: SchedulePolicies
+    state: ScheduleState
+    def __init__(self, spec: _Optional[_Union[ScheduleSpec, _Mapping]] = ..., action: _Optional[_Union[ScheduleActionStartWorkflow, _Mapping]] = ..., policies: _Optional[_Union[SchedulePolicies, _Mapping]] = ..., state: _Optional[_Union[ScheduleState, _Mapping]] = ...) -> None: ...
+
+class ScheduleActionResult(_message.Message):
+    __slots__ = ("schedule_time_ms", "actual_time_ms", "workflow_id", "run_id")
+    SCHEDULE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ACTUAL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    schedule_time_ms: int
+    actual_time_ms: int
+    workflow_id: str
+    run_id: str
+    def __init__(self, schedule_time_ms: _Optional[int] = ..., actual_time_ms: _Optional[int] = ..., workflow_id: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class ScheduleInfo(_message.Message):
+    __slots__ = ("action_count", "missed_catchup_window", "overlap_skipped", "running_workflows", "recent_actions", "future_action_times_ms", "create_time_ms", "update_time_ms")
+    ACTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MISSED_CATCHUP_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_WORKFLOWS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    FUTURE_ACTION_TIMES_MS_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    action_count: int
+    missed_catchup_window: int
+    overlap_skipped: int
+    running_workflows: _containers.RepeatedCompositeFieldContainer[WorkflowExecution]
+    recent_actions: _containers.RepeatedCompositeFieldContainer[ScheduleActionResult]
+    future_action_times_ms: _containers.RepeatedScalarFieldContainer[int]
+    create_time_ms: int
+    update_time_ms: int
+    def __init__(self, action_count: _Optional[int] = ..., missed_catchup_window: _Optional[int] = ..., overlap_skipped: _Optional[int] = ..., running_workflows: _Optional[_Iterable[_Union[WorkflowExecution, _Mapping]]] = ..., recent_actions: _Optional[_Iterable[_Union[ScheduleActionResult, _Mapping]]] = ..., future_action_times_ms: _Optional[_Iterable[int]] = ..., create_time_ms: _Optional[int] = ..., update_time_ms: _Optional[int] = ...) -> None: ...
+
+class ScheduleBufferedAction(_message.Message):
+    __slots__ = ("nominal_time_ms", "actual_time_ms", "overlap_policy", "manual")
+    NOMINAL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ACTUAL_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_POLICY_FIELD_NUMBER: _ClassVar[int]
+    MANUAL_FIELD_NUMBER: _ClassVar[int]
+    nominal_time_ms: int
+    actual_time_ms: int
+    overlap_policy: ScheduleOverlapPolicy
+    manual: bool
+    def __init__(self, nominal_time_ms: _Optional[int] = ..., actual_time_ms: _Optional[int] = ..., overlap_policy: _Optional[_Union[ScheduleOverlapPolicy, str]] = ..., manual: _Optional[bool] = ...) -> None: ...
+
+class ScheduleRecord(_message.Message):
+    __slots__ = ("schedule", "info", "last_processed_ms", "buffered", "timer_fire_time_ms", "timer_task_id", "namespace_name", "conflict_token", "create_request_id")
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    LAST_PROCESSED_MS_FIELD_NUMBER: _ClassVar[int]
+    BUFFERED_FIELD_NUMBER: _ClassVar[int]
+    TIMER_FIRE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    TIMER_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    CREATE_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    schedule: Schedule
+    info: ScheduleInfo
+    last_processed_ms: int
+    buffered: _containers.RepeatedCompositeFieldContainer[ScheduleBufferedAction]
+    timer_fire_time_ms: int
+    timer_task_id: int
+    namespace_name: str
+    conflict_token: int
+    create_request_id: str
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., info: _Optional[_Union[ScheduleInfo, _Mapping]] = ..., last_processed_ms: _Optional[int] = ..., buffered: _Optional[_Iterable[_Union[ScheduleBufferedAction, _Mapping]]] = ..., timer_fire_time_ms: _Optional[int] = ..., timer_task_id: _Optional[int] = ..., namespace_name: _Optional[str] = ..., conflict_token: _Optional[int] = ..., create_request_id: _Optional[str] = ...) -> None: ...

@@ -186,7 +186,7 @@ class AddSearchAttributesResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class StartWorkflowExecutionRequest(_message.Message):
-    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms")
+    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms", "cron_schedule")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +203,7 @@ class StartWorkflowExecutionRequest(_message.Message):
     SEARCH_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     HEADER_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_START_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    CRON_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     workflow_id: str
     workflow_type: str
@@ -219,7 +220,8 @@ class StartWorkflowExecutionRequest(_message.Message):
     search_attributes: _messages_pb2.SearchAttributes
     header: _messages_pb2.Header
     workflow_start_delay_ms: int
-    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ...) -> None: ...
+    cron_schedule: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ..., cron_schedule: _Optional[str] = ...) -> None: ...
 
 class StartWorkflowExecutionResponse(_message.Message):
     __slots__ = ("run_id", "started")
@@ -836,6 +838,158 @@ class RevokeApiKeyResponse(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     key: ApiKeyInfo
     def __init__(self, key: _Optional[_Union[ApiKeyInfo, _Mapping]] = ...) -> None: ...
+
+class CreateScheduleRequest(_message.Message):
+    __slots__ = ("namespace", "schedule_id", "schedule", "identity", "request_id")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    schedule_id: str
+    schedule: _messages_pb2.Schedule
+    identity: str
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule: _Optional[_Union[_messages_pb2.Schedule, _Mapping]] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class CreateScheduleResponse(_message.Message):
+    __slots__ = ("conflict_token",)
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    conflict_token: bytes
+    def __init__(self, conflict_token: _Optional[bytes] = ...) -> None: ...
+
+class DescribeScheduleRequest(_message.Message):
+    __slots__ = ("namespace", "schedule_id")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    schedule_id: str
+    def __init__(self, namespace: _Optional[str] = ..., schedule_id: _Optional[str] = ...) -> None: ...
+
+class DescribeScheduleResponse(_message.Message):
+    __slots__ = ("schedule", "info", "conflict_token")
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    schedule: _messages_pb2.Schedule
+    info: _messages_pb2.ScheduleInfo
+    conflict_token: bytes
+    def __init__(self, schedule: _Optional[_Union[_messages_pb2.Schedule, _Mapping]] = ..., info: _Optional[_Union[_messages_pb2.ScheduleInfo, _Mapping]] = ..., conflict_token: _Optional[bytes] = ...) -> None: ...
+
+class UpdateScheduleRequest(_message.Message):
+    __slots__ = ("namespace", "schedule_id", "schedule", "conflict_token", "identity", "request_id")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    schedule_id: str
+    schedule: _messages_pb2.Schedule
+    conflict_token: bytes
+    identity: str
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule: _Optional[_Union[_messages_pb2.Schedule, _Mapping]] = ..., conflict_token: _Optional[bytes] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class UpdateScheduleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ScheduleTrigger(_message.Message):
+    __slots__ = ("overlap_policy",)
+    OVERLAP_POLICY_FIELD_NUMBER: _ClassVar[int]
+    overlap_policy: _messages_pb2.ScheduleOverlapPolicy
+    def __init__(self, overlap_policy: _Optional[_Union[_messages_pb2.ScheduleOverlapPolicy, str]] = ...) -> None: ...
+
+class ScheduleBackfillRequest(_message.Message):
+    __slots__ = ("start_time_ms", "end_time_ms", "overlap_policy")
+    START_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_POLICY_FIELD_NUMBER: _ClassVar[int]
+    start_time_ms: int
+    end_time_ms: int
+    overlap_policy: _messages_pb2.ScheduleOverlapPolicy
+    def __init__(self, start_time_ms: _Optional[int] = ..., end_time_ms: _Optional[int] = ..., overlap_policy: _Optional[_Union[_messages_pb2.ScheduleOverlapPolicy, str]] = ...) -> None: ...
+
+class SchedulePatch(_message.Message):
+    __slots__ = ("trigger_immediately", "backfill_request", "pause", "unpause")
+    TRIGGER_IMMEDIATELY_FIELD_NUMBER: _ClassVar[int]
+    BACKFILL_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PAUSE_FIELD_NUMBER: _ClassVar[int]
+    UNPAUSE_FIELD_NUMBER: _ClassVar[int]
+    trigger_immediately: ScheduleTrigger
+    backfill_request: _containers.RepeatedCompositeFieldContainer[ScheduleBackfillRequest]
+    pause: str
+    unpause: str
+    def __init__(self, trigger_immediately: _Optional[_Union[ScheduleTrigger, _Mapping]] = ..., backfill_request: _Optional[_Iterable[_Union[ScheduleBackfillRequest, _Mapping]]] = ..., pause: _Optional[str] = ..., unpause: _Optional[str] = ...) -> None: ...
+
+class PatchScheduleRequest(_message.Message):
+    __slots__ = ("namespace", "schedule_id", "patch", "identity", "request_id")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    PATCH_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    schedule_id: str
+    patch: SchedulePatch
+    identity: str
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., schedule_id: _Optional[str] = ..., patch: _Optional[_Union[SchedulePatch, _Mapping]] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class PatchScheduleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeleteScheduleRequest(_message.Message):
+    __slots__ = ("namespace", "schedule_id", "identity")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    schedule_id: str
+    identity: str
+    def __init__(self, namespace: _Optional[str] = ..., schedule_id: _Optional[str] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class DeleteScheduleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListSchedulesRequest(_message.Message):
+    __slots__ = ("namespace", "maximum_page_size", "next_page_token")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    maximum_page_size: int
+    next_page_token: bytes
+    def __init__(self, namespace: _Optional[str] = ..., maximum_page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
+
+class ScheduleListEntry(_message.Message):
+    __slots__ = ("schedule_id", "paused", "notes", "workflow_type", "recent_actions", "future_action_times_ms")
+    SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RECENT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    FUTURE_ACTION_TIMES_MS_FIELD_NUMBER: _ClassVar[int]
+    schedule_id: str
+    paused: bool
+    notes: str
+    workflow_type: str
+    recent_actions: _containers.RepeatedCompositeFieldContainer[_messages_pb2.ScheduleActionResult]
+    future_action_times_ms: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, schedule_id: _Optional[str] = ..., paused: _Optional[bool] = ..., notes: _Optional[str] = ..., workflow_type: _Optional[str] = ..., recent_actions: _Optional[_Iterable[_Union[_messages_pb2.ScheduleActionResult, _Mapping]]] = ..., future_action_times_ms: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ListSchedulesResponse(_message.Message):
+    __slots__ = ("schedules", "next_page_token")
+    SCHEDULES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    schedules: _containers.RepeatedCompositeFieldContainer[ScheduleListEntry]
+    next_page_token: bytes
+    def __init__(self, schedules: _Optional[_Iterable[_Union[ScheduleListEntry, _Mapping]]] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
 
 class ResetWorkflowExecutionRequest(_message.Message):
     __slots__ = ("namespace", "workflow_execution", "reason", "workflow_task_finish_event_id", "request_id", "reset_reapply_type", "identity")

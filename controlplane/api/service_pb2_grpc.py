@@ -184,6 +184,36 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
                 response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
                 _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/spindle.v1.WorkflowService/CreateSchedule',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.DescribeSchedule = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DescribeSchedule',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleResponse.FromString,
+                _registered_method=True)
+        self.UpdateSchedule = channel.unary_unary(
+                '/spindle.v1.WorkflowService/UpdateSchedule',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleResponse.FromString,
+                _registered_method=True)
+        self.PatchSchedule = channel.unary_unary(
+                '/spindle.v1.WorkflowService/PatchSchedule',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DeleteSchedule',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ListSchedules',
+                request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
         self.ResetWorkflowExecution = channel.unary_unary(
                 '/spindle.v1.WorkflowService/ResetWorkflowExecution',
                 request_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.SerializeToString,
@@ -374,6 +404,42 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PatchSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ResetWorkflowExecution(self, request, context):
         """reset (issue 17)
         """
@@ -533,6 +599,36 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.RevokeApiKey,
                     request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.FromString,
                     response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'DescribeSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeSchedule,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleResponse.SerializeToString,
+            ),
+            'UpdateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSchedule,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleResponse.SerializeToString,
+            ),
+            'PatchSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.PatchSchedule,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesResponse.SerializeToString,
             ),
             'ResetWorkflowExecution': grpc.unary_unary_rpc_method_handler(
                     servicer.ResetWorkflowExecution,
@@ -1350,6 +1446,168 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/RevokeApiKey',
             spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyRequest.SerializeToString,
             spindle_dot_controlplane_dot_api_dot_service__pb2.RevokeApiKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/CreateSchedule',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DescribeSchedule',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.DescribeScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/UpdateSchedule',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.UpdateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PatchSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/PatchSchedule',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.PatchScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DeleteSchedule',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.DeleteScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ListSchedules',
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesRequest.SerializeToString,
+            spindle_dot_controlplane_dot_api_dot_service__pb2.ListSchedulesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -155,5 +155,12 @@ class ClusterCrossShard:
             lambda: self.local.notify_parent(pns, parent, close, child_namespace=child_namespace, child=child,
                                              first_run_id=first_run_id, workflow_type=workflow_type))
 
+    async def schedule_run_closed(self, ns: Namespace, schedule_id: str, execution: pb.WorkflowExecution) -> None:
+        await self._run(
+            self._shard_of(ns.id, schedule_id),
+            {"op": "schedule_run_closed", "ns": ns.name, "schedule_id": schedule_id,
+             "execution": b64(execution.SerializeToString())},
+            lambda: self.local.schedule_run_closed(ns, schedule_id, execution))
+
 
 __all__ = ["CROSS_SHARD_RETRY_SECONDS", "ClusterCrossShard", "Router"]

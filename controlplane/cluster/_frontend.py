@@ -47,6 +47,11 @@ _BY_WORKFLOW: dict[str, Any] = {
     "ResetWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "DescribeWorkflowExecution": lambda r: (r.namespace, r.execution.workflow_id),
     "GetWorkflowExecutionHistory": lambda r: (r.namespace, r.execution.workflow_id),
+    # a schedule lives on the shard of its schedule id (hashed as a workflow id would be)
+    "CreateSchedule": lambda r: (r.namespace, r.schedule_id),
+    "UpdateSchedule": lambda r: (r.namespace, r.schedule_id),
+    "PatchSchedule": lambda r: (r.namespace, r.schedule_id),
+    "DeleteSchedule": lambda r: (r.namespace, r.schedule_id),
 }
 _BY_TOKEN = ("RespondWorkflowTaskCompleted", "RespondWorkflowTaskFailed", "RespondQueryTaskCompleted",
              "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "RespondActivityTaskCanceled",

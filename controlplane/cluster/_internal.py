@@ -10,7 +10,7 @@ Operations (``{"op": ...}``):
   returns the poll response; ``give_back`` (or the reservation's expiry) puts the
   task back at the front of its queue.
 - ``start_workflow``, ``request_cancel``, ``terminate``, ``deliver_external_signal``,
-  ``notify_parent``: the engine's cross-shard operations (``_engine.ClusterCrossShard``
+  ``notify_parent``, ``schedule_run_closed``: the engine's cross-shard operations (``_engine.ClusterCrossShard``
   sends them; they run on this member's ``engine.local_cross_shard``).
 - ``stats`` and ``probe_write``: observability and the fencing test (``probe_write``
   attempts a harmless write to a shard with a given range id and reports how the
@@ -338,6 +338,16 @@ class InternalService:
         await self.engine.local_cross_shard.notify_parent(
             ns, parent, close, child_namespace=child_namespace, child=child, first_run_id=first_run_id,
             workflow_type=workflow_type)
+        return {}
+
+    async def op_schedule_run_closed(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
+        ns = self._ns(p)
+        schedule_id = _str(p, "schedule_id")
+        self._check_id(schedule_id, "schedule_id")
+        ex = _msg(p, "execution", pb.WorkflowExecution)
+        self._check_id(ex.workflow_id, "execution.workflow_id")
+        self._require_owner(ns.id, schedule_id)
+        await self.engine.local_cross_shard.schedule_run_closed(ns, schedule_id, ex)
         return {}
 
     # ------------------------------------------------------------------ observability and tests

@@ -29,6 +29,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 from spindle.controlplane.namespaces import Namespace
+from spindle.controlplane.schedules._cron import check_cron_expression
 
 
 #: Fields of a request that another layer checks with the same rules (RPC -> field names).
@@ -144,5 +145,13 @@ def check_start_request(req: svc.StartWorkflowExecutionRequest, ns: Namespace, c
         # as in Temporal: terminating the running run to start another is a reuse of the id
         raise InvalidArgument("workflow_id_reuse_policy: REJECT_DUPLICATE cannot be used together with "
                               "workflow_id_conflict_policy TERMINATE_EXISTING")
+    if req.cron_schedule:
+        try:
+            check_cron_expression(req.cron_schedule)
+        except ValueError as e:
+            raise InvalidArgument(f"cron_schedule: {e}") from None
+        if req.workflow_start_delay_ms:
+            raise InvalidArgument("workflow_start_delay_ms: cannot be combined with cron_schedule (the first run "
+                                  "waits for the first tick)")
     check_payloads(config, "input", req.input, req.memo, req.header)
     check_search_attributes(ns, req.search_attributes, "search_attributes")

@@ -28,6 +28,9 @@ from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_qu
 
 from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
+from spindle.controlplane._search_attributes import check_search_attributes
+from spindle.controlplane.schedules._wire import check_backfill, check_overlap, check_schedule
+
 from ._validate import check_payloads, check_start_request, require_id, task_rate, validated
 
 VERSION = "0.1.0"
@@ -458,6 +461,68 @@ class FrontendService:
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
 
+
+    # ------------------------------------------------------------------ schedules (issue 17)
+    def _check_schedule(self, ns: Namespace, schedule: pb.Schedule) -> None:
+        check_schedule(schedule, max_id_length=self.config.max_id_length)
+        action = schedule.action
+        check_payloads(self.config, "schedule.action.input", action.input, action.memo, action.header)
+        check_search_attributes(ns, action.search_attributes, "schedule.action.search_attributes")
+
+    async def CreateSchedule(self, req: svc.CreateScheduleRequest, deadline: float | None) -> svc.CreateScheduleResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns = self._charge(req.namespace)
+        require_id(req.schedule_id, "schedule_id", self.config)
+        if not req.HasField("schedule"):
+            raise InvalidArgument("schedule: required")
+        self._check_schedule(ns, req.schedule)
+        return await self.engine.create_schedule(ns, req)
+
+    async def DescribeSchedule(self, req: svc.DescribeScheduleRequest, deadline: float | None
+                               ) -> svc.DescribeScheduleResponse:
+        ns = self._charge(req.namespace)
+        require_id(req.schedule_id, "schedule_id", self.config)
+        return await self.engine.describe_schedule(ns, req.schedule_id)
+
+    async def UpdateSchedule(self, req: svc.UpdateScheduleRequest, deadline: float | None) -> svc.UpdateScheduleResponse:
+        refuse_blob_refs(req)  # first: the error names the field, whatever else is wrong
+        ns = self._charge(req.namespace)
+        require_id(req.schedule_id, "schedule_id", self.config)
+        if not req.HasField("schedule"):
+            raise InvalidArgument("schedule: required")
+        self._check_schedule(ns, req.schedule)
+        await self.engine.update_schedule(ns, req)
+        return svc.UpdateScheduleResponse()
+
+    async def PatchSchedule(self, req: svc.PatchScheduleRequest, deadline: float | None) -> svc.PatchScheduleResponse:
+        ns = self._charge(req.namespace)
+        require_id(req.schedule_id, "schedule_id", self.config)
+        p = req.patch
+        if p.HasField("pause") and p.HasField("unpause"):
+            raise InvalidArgument("patch.unpause: a patch may pause or unpause, not both")
+        if p.HasField("trigger_immediately"):
+            check_overlap(p.trigger_immediately.overlap_policy, "patch.trigger_immediately.overlap_policy")
+        for i, b in enumerate(p.backfill_request):
+            check_backfill(b, f"patch.backfill_request[{i}]")
+        await self.engine.patch_schedule(ns, req)
+        return svc.PatchScheduleResponse()
+
+    async def DeleteSchedule(self, req: svc.DeleteScheduleRequest, deadline: float | None) -> svc.DeleteScheduleResponse:
+        ns = self._charge(req.namespace)
+        require_id(req.schedule_id, "schedule_id", self.config)
+        await self.engine.delete_schedule(ns, req.schedule_id)
+        return svc.DeleteScheduleResponse()
+
+    async def ListSchedules(self, req: svc.ListSchedulesRequest, deadline: float | None) -> svc.ListSchedulesResponse:
+        ns = self._charge(req.namespace)
+        if not 0 <= req.maximum_page_size <= 1000:
+            raise InvalidArgument(f"maximum_page_size: must be between 0 (default 100) and 1000, got {req.maximum_page_size}")
+        try:
+            after = req.next_page_token.decode()
+        except UnicodeDecodeError:
+            raise InvalidArgument("next_page_token: not a token this server returned") from None
+        entries, last = await self.engine.list_schedules(ns, after, req.maximum_page_size or 100)
+        return svc.ListSchedulesResponse(schedules=entries, next_page_token=last.encode())
 
     # ------------------------------------------------------------------ API keys (who may: auth._key_admin)
     async def CreateApiKey(self, req: svc.CreateApiKeyRequest, deadline: float | None) -> svc.CreateApiKeyResponse:

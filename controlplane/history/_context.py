@@ -8,11 +8,12 @@ of its own. ``HistoryEngine`` builds one and passes it everywhere.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
+from spindle.controlplane._keyed_locks import KeyedLocks
 from spindle.controlplane.archival import Archival
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
@@ -70,6 +71,10 @@ class CrossShard(Protocol):
         """Record a child's close (``close``, its last event) in the parent's history."""
         ...
 
+    def schedule_run_closed(self, ns: Namespace, schedule_id: str, execution: pb.WorkflowExecution) -> Awaitable[None]:
+        """Tell schedule ``schedule_id`` that a run it started closed (actions waiting for it may go)."""
+        ...
+
 
 @dataclass(slots=True, eq=False)
 class HistoryContext:
@@ -94,6 +99,7 @@ class HistoryContext:
         commit: the commit path (``await ctx.commit(txn)``, see ``_commit``).
         write_background: a write nobody waits for (``Committer.apply_background``).
         metrics: where the operations record metrics (None: not recorded; ``HistoryEngine.attach_metrics``).
+        schedule_locks: serialize the changes to one schedule in this engine (``ops.schedule.lock``).
     """
 
     store: Store
@@ -113,6 +119,7 @@ class HistoryContext:
     cross_shard: CrossShard
     commit: Callable[..., Awaitable[None]]
     write_background: Callable[[Mutation], None]
+    schedule_locks: KeyedLocks = field(default_factory=KeyedLocks)
     _archival: Archival | None = None
     metrics: "ServerMetrics | None" = None
 

@@ -16,6 +16,7 @@ from spindle.controlplane.namespaces import Namespace
 from ._context import HistoryContext
 from .ops import cancel as cancel_ops
 from .ops import child as child_ops
+from .ops import schedule as schedule_ops
 from .ops import signal as signal_ops
 from .ops import start as start_ops
 
@@ -47,5 +48,9 @@ class LocalCrossShard:
                       workflow_type: str) -> Awaitable[None]:
         return child_ops.notify_parent(self._ctx, pns, parent, close, child_namespace=child_namespace, child=child,
                                        first_run_id=first_run_id, workflow_type=workflow_type)
+
+    def schedule_run_closed(self, ns: Namespace, schedule_id: str, execution: pb.WorkflowExecution) -> Awaitable[None]:
+        return schedule_ops.run_closed(self._ctx, ns, schedule_id, execution)
+
 
 __all__ = ["LocalCrossShard"]

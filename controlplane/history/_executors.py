@@ -28,13 +28,14 @@ from ._tasks import (
     TM_ACTIVITY_RETRY,
     TM_ACTIVITY_TIMEOUT,
     TM_RETENTION,
+    TM_SCHEDULE,
     TM_USER_TIMER,
     TM_WORKFLOW_RUN_TIMEOUT,
     TM_WORKFLOW_TASK_BACKOFF,
     TM_WORKFLOW_TASK_TIMEOUT,
     Task,
 )
-from .ops import activity_task, child, close, retention, user_timer, workflow_task
+from .ops import activity_task, child, close, retention, schedule, user_timer, workflow_task
 from .ops._run import row_from_json, timer_done
 
 log = logging.getLogger("spindle.history")
@@ -106,6 +107,8 @@ async def execute_timer(ctx: HistoryContext, shard: Shard, t: Task) -> None:
         await close.run_timed_out(ctx, t)
     elif kind == TM_RETENTION:
         await retention.retention_fired(ctx, shard, t)
+    elif kind == TM_SCHEDULE:
+        await schedule.fired(ctx, shard, t)
     else:
         timer_done(ctx, t)
 

@@ -29,6 +29,7 @@ TM_WORKFLOW_TASK_TIMEOUT = "wttimeout"
 TM_WORKFLOW_TASK_BACKOFF = "wtbackoff"  # first task after a start delay, or a retried failing task
 TM_WORKFLOW_RUN_TIMEOUT = "runtimeout"
 TM_RETENTION = "retention"
+TM_SCHEDULE = "sched"  # a schedule's next action (workflow_id = the schedule id, run_id "")
 
 
 @dataclass

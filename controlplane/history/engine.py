@@ -43,6 +43,7 @@ from .ops import activity_task, close, poll, workflow_task, workflow_task_comple
 from .ops import describe as describe_op
 from .ops import query as query_op
 from .ops import reset as reset_op
+from .ops import schedule as schedule_op
 from .ops import signal as signal_op
 from .ops import start as start_op
 from .ops import update as update_op
@@ -275,6 +276,31 @@ class HistoryEngine:
     def update(self, ns: Namespace, req: svc.UpdateWorkflowExecutionRequest) -> Awaitable[svc.UpdateWorkflowExecutionResponse]:
         """Update a run and wait for the outcome (see ``ops.update``); Unavailable if its shard is handed over meanwhile."""
         return self._shards.while_owned(ns.id, req.workflow_execution.workflow_id, update_op.update(self.context, ns, req))
+
+    # ------------------------------------------------------------------ schedules (ops.schedule)
+    def create_schedule(self, ns: Namespace, req: svc.CreateScheduleRequest) -> Awaitable[svc.CreateScheduleResponse]:
+        """Create a schedule on the shard of its id (checked by the frontend)."""
+        return schedule_op.create(self.context, ns, req)
+
+    def describe_schedule(self, ns: Namespace, schedule_id: str) -> Awaitable[svc.DescribeScheduleResponse]:
+        """A schedule with its info and next action times."""
+        return schedule_op.describe(self.context, ns, schedule_id)
+
+    def update_schedule(self, ns: Namespace, req: svc.UpdateScheduleRequest) -> Awaitable[None]:
+        """Replace a schedule (checked by the frontend)."""
+        return schedule_op.update(self.context, ns, req)
+
+    def patch_schedule(self, ns: Namespace, req: svc.PatchScheduleRequest) -> Awaitable[None]:
+        """Pause, unpause, trigger or backfill a schedule (checked by the frontend)."""
+        return schedule_op.patch(self.context, ns, req)
+
+    def delete_schedule(self, ns: Namespace, schedule_id: str) -> Awaitable[None]:
+        """Delete a schedule and its timer."""
+        return schedule_op.delete(self.context, ns, schedule_id)
+
+    def list_schedules(self, ns: Namespace, after: str, size: int) -> Awaitable[tuple[list[svc.ScheduleListEntry], str]]:
+        """A page of a namespace's schedules (by id) and the id to continue after ('' at the end)."""
+        return schedule_op.list_page(self.context, ns, after, size)
 
     # ------------------------------------------------------------------ worker operations
     def start_polled(self, ref: TaskRef, queue: str, kind: int, identity: str, *, sticky: bool = False) -> Awaitable[Any]:

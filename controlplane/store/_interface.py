@@ -13,6 +13,7 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ScheduleRow,
     ServerSecret,
     TimerTask,
     TransferTask,
@@ -134,6 +135,15 @@ class Store(abc.ABC):
         True, so a blob is never deleted on a store that cannot tell."""
         return True
 
+    # -- schedules (issue 17; written with ``Mutation.schedule`` / ``schedule_delete``) --------
+    @abc.abstractmethod
+    async def get_schedule(self, namespace_id: str, schedule_id: str) -> ScheduleRow | None:
+        """The schedule row, or None."""
+
+    @abc.abstractmethod
+    async def list_schedules(self, namespace_id: str, after_schedule_id: str, limit: int) -> list[ScheduleRow]:
+        """Up to ``limit`` schedules of the namespace with an id greater than ``after_schedule_id``, ordered by id."""
+
     # -- queues --------------------------------------------------------------------
     @abc.abstractmethod
     async def load_transfer_tasks(self, shard_id: int, after_task_id: int, limit: int) -> list[TransferTask]: ...
@@ -180,6 +190,7 @@ __all__ = [
     "LoadedExecution",
     "Mutation",
     "NamespaceRow",
+    "ScheduleRow",
     "TimerTask",
     "TransferTask",
     "VisibilityRow",

@@ -114,6 +114,22 @@ class VisibilityRow:
 
 
 @dataclass
+class ScheduleRow:
+    """A schedule (issue 17): keyed by namespace and schedule id, on the shard of its schedule id.
+
+    ``data`` is the serialized ``spindle.v1.ScheduleRecord`` (its spec, state, info and
+    pending timer); the store never reads it. ``version`` rises by one with every write
+    (optimistic updates: ``Mutation.schedule_expected_version``).
+    """
+
+    namespace_id: str
+    schedule_id: str
+    shard_id: int
+    version: int
+    data: bytes
+
+
+@dataclass
 class Mutation:
     """One transaction's worth of writes. Empty lists mean "nothing of that kind"."""
 
@@ -147,6 +163,14 @@ class Mutation:
     #: Large-payload blobs the written rows refer to: (namespace_id, workflow_id, run_id, blob key),
     #: inserted if absent. A blob no row refers to may be deleted (``Store.blob_is_referenced``).
     blob_refs: list[tuple[str, str, str, str]] = field(default_factory=list)
+    #: Insert (``schedule_expected_version`` None: the id must be free) or replace (the stored
+    #: version must equal ``schedule_expected_version``) a schedule row, in the same transaction
+    #: as the timer rows of this mutation; a failed check raises ConditionFailedError.
+    schedule: ScheduleRow | None = None
+    schedule_expected_version: int | None = None
+    #: Delete a schedule row: (namespace_id, schedule_id, expected version); ConditionFailedError
+    #: if it is missing or has another version.
+    schedule_delete: tuple[str, str, int] | None = None
     #: More executions of the same shard written in the same transaction (continue-as-new
     #: closes one run and creates the next atomically).
     also: list["Mutation"] = field(default_factory=list)
@@ -157,7 +181,7 @@ class Mutation:
             or self.transfer_insert or self.transfer_delete or self.timer_insert or self.timer_delete
             or self.backlog_insert or self.backlog_delete or self.visibility or self.visibility_history_length
             or self.visibility_delete or self.blob_refs
-            or self.delete_execution or self.also
+            or self.delete_execution or self.also or self.schedule or self.schedule_delete
         )
 
 

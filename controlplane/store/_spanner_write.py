@@ -47,6 +47,10 @@ def conflict_keys(m: Mutation) -> set[tuple[Any, ...]]:
             ns, wid, rid = part.delete_execution
             keys.add(("x", ns, wid, rid))
             keys.add(("c", ns, wid))
+        if part.schedule is not None:
+            keys.add(("s", part.schedule.namespace_id, part.schedule.schedule_id))
+        if part.schedule_delete is not None:
+            keys.add(("s", part.schedule_delete[0], part.schedule_delete[1]))
     return keys
 
 
@@ -60,6 +64,7 @@ class _Reads:
         self.buffered_max: dict[ExecKey, int] = {}
         self.located: dict[RunKey, int] = {}
         self.vis_lengths: dict[tuple[str, str], int] = {}  # (namespace_id, run_id) -> history_length
+        self.schedule_versions: dict[tuple[str, str], int] = {}  # (namespace_id, schedule_id) -> Version
 
 
 def _exec_key(m: Mutation) -> ExecKey | None:
@@ -101,6 +106,12 @@ def read_phase(txn: Any, batch: Iterable[Mutation]) -> _Reads:
         for ns, rid, length in txn.read("Visibility", ["namespace_id", "run_id", "history_length"],
                                         KeySet(keys=[list(k) for k in vis_keys])):
             out.vis_lengths[(ns, rid)] = int(length)
+    sched_keys = sorted({(p.schedule.namespace_id, p.schedule.schedule_id) for p in parts if p.schedule is not None}
+                        | {p.schedule_delete[:2] for p in parts if p.schedule_delete is not None})
+    if sched_keys:
+        for ns, sid, ver in txn.read("Schedules", ["NamespaceId", "ScheduleId", "Version"],
+                                     KeySet(keys=[list(k) for k in sched_keys])):
+            out.schedule_versions[(ns, sid)] = int(ver)
     run_keys = sorted({p.delete_execution for p in parts if p.delete_execution is not None})
     if run_keys:
         for s, ns, wid, rid in txn.read("Executions", ["ShardId", "NamespaceId", "WorkflowId", "RunId"],
@@ -131,6 +142,18 @@ def check(m: Mutation, reads: _Reads) -> None:
                 raise ConditionFailedError(f"workflow id {cur.workflow_id!r} already has a current run")
             if part.current_expect != "" and existing != part.current_expect:
                 raise ConditionFailedError(f"workflow id {cur.workflow_id!r}: current run changed")
+        sched = part.schedule
+        if sched is not None:
+            seen = reads.schedule_versions.get((sched.namespace_id, sched.schedule_id))
+            if part.schedule_expected_version is None and seen is not None:
+                raise ConditionFailedError(f"schedule {sched.schedule_id!r} already exists")
+            if part.schedule_expected_version is not None and seen != part.schedule_expected_version:
+                raise ConditionFailedError(f"schedule {sched.schedule_id!r}: version {part.schedule_expected_version} "
+                                           "is stale or the schedule is gone")
+        if part.schedule_delete is not None:
+            ns, sid, version = part.schedule_delete
+            if reads.schedule_versions.get((ns, sid)) != version:
+                raise ConditionFailedError(f"schedule {sid!r}: version {version} is stale or the schedule is gone")
 
 
 def write(txn: Any, m: Mutation, reads: _Reads) -> None:
@@ -197,6 +220,16 @@ def write(txn: Any, m: Mutation, reads: _Reads) -> None:
         if part.blob_refs:
             txn.insert_or_update("BlobRefs", ["NamespaceId", "WorkflowId", "RunId", "BlobKey"],
                                  [list(r) for r in part.blob_refs])
+        if part.schedule is not None:
+            sc = part.schedule
+            values = [[sc.namespace_id, sc.schedule_id, sc.shard_id, sc.version, enc(sc.data), ts]]
+            columns = ["NamespaceId", "ScheduleId", "ShardId", "Version", "Data", "UpdateTime"]
+            if part.schedule_expected_version is None:
+                txn.insert("Schedules", columns, values)
+            else:
+                txn.update("Schedules", columns, values)
+        if part.schedule_delete is not None:
+            txn.delete("Schedules", KeySet(keys=[list(part.schedule_delete[:2])]))
         if part.delete_execution is not None:
             ns, wid, rid = part.delete_execution
             txn.delete("BlobRefs", KeySet(ranges=[KeyRange(start_closed=[ns, wid, rid], end_closed=[ns, wid, rid])]))

@@ -32,6 +32,7 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ScheduleRow,
     ServerSecret,
     StoreUnavailableError,
     TimerTask,
@@ -466,11 +467,26 @@ class SpannerStore(Store):
                                  "AND BlobKey = @k LIMIT 1", {"ns": namespace_id, "k": blob_key})
         return bool(rows)
 
+    async def get_schedule(self, namespace_id: str, schedule_id: str) -> ScheduleRow | None:
+        rows = await self._query("SELECT NamespaceId, ScheduleId, ShardId, Version, Data FROM Schedules "
+                                 "WHERE NamespaceId = @ns AND ScheduleId = @id", {"ns": namespace_id, "id": schedule_id})
+        return _schedule(rows[0]) if rows else None
+
+    async def list_schedules(self, namespace_id: str, after_schedule_id: str, limit: int) -> list[ScheduleRow]:
+        rows = await self._query("SELECT NamespaceId, ScheduleId, ShardId, Version, Data FROM Schedules "
+                                 "WHERE NamespaceId = @ns AND ScheduleId > @a ORDER BY ScheduleId LIMIT @l",
+                                 {"ns": namespace_id, "a": after_schedule_id, "l": limit})
+        return [_schedule(r) for r in rows]
+
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         cols = ", ".join(CURRENT_COLUMNS)
         rows = await self._query(f"SELECT {cols} FROM CurrentExecutions WHERE NamespaceId = @ns AND Status = 1 LIMIT @l",
                                  {"ns": namespace_id, "l": limit})
         return [current_from_row(r) for r in rows]
+
+
+def _schedule(r: list[Any]) -> ScheduleRow:
+    return ScheduleRow(namespace_id=r[0], schedule_id=r[1], shard_id=int(r[2]), version=int(r[3]), data=dec(r[4]))
 
 
 def _plain(v: Any) -> object:

@@ -33,6 +33,7 @@ from ._model import (
     LoadedExecution,
     Mutation,
     NamespaceRow,
+    ScheduleRow,
     ServerSecret,
     ShardOwnershipLostError,
     StoreUnavailableError,
@@ -43,7 +44,7 @@ from ._model import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 4  # 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs
+SCHEMA_VERSION = 5  # 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -100,6 +101,9 @@ CREATE TABLE IF NOT EXISTS blob_refs (
   namespace_id TEXT NOT NULL, workflow_id TEXT NOT NULL, run_id TEXT NOT NULL, blob_key TEXT NOT NULL,
   PRIMARY KEY (namespace_id, workflow_id, run_id, blob_key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blob_refs_key ON blob_refs (namespace_id, blob_key);
+CREATE TABLE IF NOT EXISTS schedules (
+  namespace_id TEXT NOT NULL, schedule_id TEXT NOT NULL, shard_id INTEGER NOT NULL, version INTEGER NOT NULL,
+  data BLOB NOT NULL, PRIMARY KEY (namespace_id, schedule_id)) WITHOUT ROWID;
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -336,7 +340,8 @@ class SqliteStore(Store):
                     continue
                 # Only writes with a condition (version, current run, unique key) can fail half
                 # way; the others (task inserts and deletes, visibility) skip the savepoint.
-                guarded = admin is not None or m.execution is not None or m.current is not None or bool(m.backlog_insert)
+                guarded = (admin is not None or m.execution is not None or m.current is not None or bool(m.backlog_insert)
+                           or m.schedule is not None or m.schedule_delete is not None)
                 if not guarded:
                     _apply_mutation(conn, m)
                     continue
@@ -618,6 +623,18 @@ class SqliteStore(Store):
             "SELECT 1 FROM blob_refs WHERE namespace_id=? AND blob_key=? LIMIT 1", (namespace_id, blob_key)).fetchone())
         return r is not None
 
+    async def get_schedule(self, namespace_id: str, schedule_id: str) -> ScheduleRow | None:
+        r = await self._read(lambda c: c.execute(
+            "SELECT namespace_id, schedule_id, shard_id, version, data FROM schedules WHERE namespace_id=? AND schedule_id=?",
+            (namespace_id, schedule_id)).fetchone())
+        return ScheduleRow(r[0], r[1], int(r[2]), int(r[3]), bytes(r[4])) if r else None
+
+    async def list_schedules(self, namespace_id: str, after_schedule_id: str, limit: int) -> list[ScheduleRow]:
+        rows = await self._read(lambda c: c.execute(
+            "SELECT namespace_id, schedule_id, shard_id, version, data FROM schedules WHERE namespace_id=? "
+            "AND schedule_id>? ORDER BY schedule_id LIMIT ?", (namespace_id, after_schedule_id, limit)).fetchall())
+        return [ScheduleRow(r[0], r[1], int(r[2]), int(r[3]), bytes(r[4])) for r in rows]
+
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         rows = await self._read(
             lambda c: c.execute(
@@ -632,7 +649,7 @@ class SqliteStore(Store):
 def _upgrade(conn: sqlite3.Connection) -> None:
     """Bring a database made by an older version to the current schema (idempotent).
 
-    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``) come from ``SCHEMA``'s
+    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``) come from ``SCHEMA``'s
     ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
     """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
@@ -794,5 +811,28 @@ def _apply_mutation(conn: sqlite3.Connection, m: Mutation) -> None:
         for table in ("events", "buffered_events", "executions", "blob_refs"):
             conn.execute(f"DELETE FROM {table} WHERE namespace_id=? AND workflow_id=? AND run_id=?", (ns, wid, rid))
         conn.execute("DELETE FROM current_executions WHERE namespace_id=? AND workflow_id=? AND run_id=?", (ns, wid, rid))
+    if m.schedule is not None:
+        _write_schedule(conn, m.schedule, m.schedule_expected_version)
+    if m.schedule_delete is not None:
+        ns, sid, version = m.schedule_delete
+        cur = conn.execute("DELETE FROM schedules WHERE namespace_id=? AND schedule_id=? AND version=?", (ns, sid, version))
+        if cur.rowcount != 1:
+            raise ConditionFailedError(f"schedule {sid!r}: version {version} is stale or the schedule is gone")
     for sub in m.also:
         _apply_mutation(conn, sub)
+
+
+def _write_schedule(conn: sqlite3.Connection, row: ScheduleRow, expected_version: int | None) -> None:
+    if expected_version is None:
+        try:
+            conn.execute("INSERT INTO schedules (namespace_id, schedule_id, shard_id, version, data) VALUES (?,?,?,?,?)",
+                         (row.namespace_id, row.schedule_id, row.shard_id, row.version, row.data))
+        except sqlite3.IntegrityError as e:
+            raise ConditionFailedError(f"schedule {row.schedule_id!r} already exists") from e
+        return
+    cur = conn.execute("UPDATE schedules SET shard_id=?, version=?, data=? WHERE namespace_id=? AND schedule_id=? "
+                       "AND version=?", (row.shard_id, row.version, row.data, row.namespace_id, row.schedule_id,
+                                         expected_version))
+    if cur.rowcount != 1:
+        raise ConditionFailedError(f"schedule {row.schedule_id!r}: version {expected_version} is stale "
+                                   "or the schedule is gone")

@@ -139,6 +139,10 @@ async def make_world(tmp_path: Path) -> World:
             request_id=uuid.uuid4().hex, input=pb.Payloads(payloads=[pb.Payload(
                 metadata={"encoding": b"json/plain"}, data=b'"card 4111 1111 1111 1111"')])))
         w.runs[ns] = run.run_id
+    # ns-a: a schedule (issue 17) that acts once a year, for the schedule RPCs to aim at
+    await w.ok("CreateSchedule", svc.CreateScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched", schedule=pb.Schedule(
+        spec=pb.ScheduleSpec(cron_expressions=["0 0 1 1 *"]),
+        action=pb.ScheduleActionStartWorkflow(workflow_id="ns-a-yearly", workflow_type="W", task_queue=QA))))
     # ns-a: the first workflow task schedules an activity; a worker holds the activity task and,
     # after a signal, a second workflow task.
     worker = bearer(w.keys["a:worker"])

@@ -68,6 +68,12 @@ NEEDS: dict[str, str] = {
     "CreateApiKey": "key_admin",
     "ListApiKeys": "key_admin",
     "RevokeApiKey": "key_admin",
+    "CreateSchedule": "writer",
+    "DescribeSchedule": "reader",
+    "UpdateSchedule": "writer",
+    "PatchSchedule": "writer",
+    "DeleteSchedule": "writer",
+    "ListSchedules": "reader",
 }
 
 #: The ns-a roles that lack what each kind of RPC needs (roles are sets: a writer cannot poll).
@@ -88,7 +94,8 @@ ENOUGH: dict[str, str] = {"public": "a:reader", "any": "a:reader", "reader": "a:
 WRITES = {"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "AddSearchAttributes", "StartWorkflowExecution",
           "SignalWorkflowExecution", "SignalWithStartWorkflowExecution", "RequestCancelWorkflowExecution",
           "TerminateWorkflowExecution", "RespondWorkflowTaskCompleted", "RespondWorkflowTaskFailed",
-          "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "CreateApiKey", "RevokeApiKey"}
+          "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "CreateApiKey", "RevokeApiKey",
+          "CreateSchedule", "UpdateSchedule", "PatchSchedule", "DeleteSchedule"}
 
 A_WF = pb.WorkflowExecution(workflow_id="ns-a-wf")
 
@@ -102,6 +109,9 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
     start = svc.StartWorkflowExecutionRequest(namespace="ns-a", workflow_id=f"evil-{uuid.uuid4().hex[:6]}",
                                               workflow_type="W", task_queue=QA, request_id=uuid.uuid4().hex,
                                               input=payloads("x" * 1000))
+    evil_schedule = pb.Schedule(spec=pb.ScheduleSpec(cron_expressions=["* * * * *"]),
+                                action=pb.ScheduleActionStartWorkflow(workflow_id="evil", workflow_type="W", task_queue=QA,
+                                                                      input=payloads("evil")))
     return {
         "GetSystemInfo": lambda: svc.GetSystemInfoRequest(),
         "CreateNamespace": lambda: svc.CreateNamespaceRequest(name="evil-ns"),
@@ -158,6 +168,15 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
         "CreateApiKey": lambda: svc.CreateApiKeyRequest(name="evil", grants={"ns-a": "admin"}),
         "ListApiKeys": lambda: svc.ListApiKeysRequest(),
         "RevokeApiKey": lambda: svc.RevokeApiKeyRequest(id=w.key_ids["a:reader"]),
+        "CreateSchedule": lambda: svc.CreateScheduleRequest(namespace="ns-a", schedule_id=f"evil-{uuid.uuid4().hex[:6]}",
+                                                            schedule=evil_schedule),
+        "DescribeSchedule": lambda: svc.DescribeScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched"),
+        "UpdateSchedule": lambda: svc.UpdateScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched",
+                                                            schedule=evil_schedule),
+        "PatchSchedule": lambda: svc.PatchScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched",
+                                                          patch=svc.SchedulePatch(pause="evil")),
+        "DeleteSchedule": lambda: svc.DeleteScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched"),
+        "ListSchedules": lambda: svc.ListSchedulesRequest(namespace="ns-a"),
     }
 
 

@@ -49,14 +49,15 @@ def test_every_scalar_field_of_every_request_has_a_rule() -> None:
 
 
 def test_every_duration_and_id_field_is_covered_by_the_right_kind() -> None:
-    """A field called ``*_ms`` is a duration (or an event time); ``*_id`` an id; checked by name so a typo shows."""
+    """A field called ``*_ms`` is a duration (or an instant, named in RULES_BY_MESSAGE); ``*_id`` an id; checked by name."""
     wrong = []
     for m in SERVICE.methods:
         for desc, f, path, lenient in _scalar_fields(m.input_type, m.name, set()):
             rule = rules.rule_for(desc, f, lenient)
             if lenient:
                 continue
-            if f.name.endswith("_ms") and rule is not rules.DURATION:
+            instant = rules.RULES_BY_MESSAGE.get(f"{desc.name}.{f.name}") is rules.INSTANT
+            if f.name.endswith("_ms") and rule is not rules.DURATION and not instant:
                 wrong.append(path)
             if f.name.endswith("_id") and f.type == T.TYPE_STRING and rule is not rules.NAME:
                 wrong.append(path)
@@ -84,6 +85,21 @@ def test_every_duration_and_id_field_is_covered_by_the_right_kind() -> None:
     (svc.StartWorkflowExecutionRequest(header=pb.Header(fields={"\x01": pb.Payload()})), "header.fields key '\\x01'"),
     (svc.RespondQueryTaskCompletedRequest(error_message="e" * 40_000), "error_message: 40000 characters"),
     (svc.ListNamespacesRequest(next_page_token=b"x" * 20_000), "next_page_token: 20000 bytes"),
+    (svc.CreateScheduleRequest(schedule_id="s\n"), "schedule_id: control character U+000A"),
+    (svc.CreateScheduleRequest(schedule=pb.Schedule(spec=pb.ScheduleSpec(cron_expressions=["0 6 * * *", "0\t6 * * *"]))),
+     "schedule.spec.cron_expressions[1]: control character U+0009"),
+    (svc.CreateScheduleRequest(schedule=pb.Schedule(spec=pb.ScheduleSpec(intervals=[pb.ScheduleIntervalSpec(every_ms=-1)]))),
+     "schedule.spec.intervals[0].every_ms: must not be negative"),
+    (svc.UpdateScheduleRequest(schedule=pb.Schedule(spec=pb.ScheduleSpec(end_at_ms=rules.MAX_INSTANT_MS + 1))),
+     "schedule.spec.end_at_ms: 253402300799001 is not an instant between 1970 and 9999"),
+    (svc.UpdateScheduleRequest(schedule=pb.Schedule(state=pb.ScheduleState(remaining_actions=-2))),
+     "schedule.state.remaining_actions: must not be negative"),
+    (svc.UpdateScheduleRequest(schedule=pb.Schedule(policies=pb.SchedulePolicies(catchup_window_ms=2**62))),
+     "schedule.policies.catchup_window_ms: 4611686018427387904 ms is over"),
+    (svc.PatchScheduleRequest(patch=svc.SchedulePatch(backfill_request=[svc.ScheduleBackfillRequest(start_time_ms=-1)])),
+     "patch.backfill_request[0].start_time_ms: -1 is not an instant"),
+    (svc.PatchScheduleRequest(patch=svc.SchedulePatch(pause="n" * 40_000)), "patch.pause: 40000 characters"),
+    (svc.UpdateScheduleRequest(conflict_token=b"x" * 20_000), "conflict_token: 20000 bytes"),
 ])
 def test_find_problem_names_the_field(msg, problem: str) -> None:  # type: ignore[no-untyped-def]
     found = rules.find_problem(msg, "", 1000)

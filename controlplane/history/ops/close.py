@@ -5,10 +5,14 @@ by terminate, by its run timeout, or by reaching ``history_max_events``. Whateve
 cause, ``close_run`` follows the closing event in the same transaction. After the commit
 the close's transfer task (``T_CLOSE``, handled by ``closed``) applies the parent-close
 policy to children still open and records the close in the parent's history, both
-through ``ctx.cross_shard`` (the parent or child may live on another shard).
+through ``ctx.cross_shard`` (the parent or child may live on another shard). A run a
+schedule started (search attribute ``ScheduledById``) tells its schedule too, so actions
+waiting for it (overlap policies BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER) go now.
 """
 
 from __future__ import annotations
+
+import json
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
@@ -141,6 +145,7 @@ async def closed(ctx: HistoryContext, t: Task) -> None:
         close = st.close_event
         parent = st.started.parent if st.started.HasField("parent") else None
         children = list(st.children.values())
+        schedule_id = _scheduled_by(st)
     # parent-close policy for children still open
     for c in children:
         if c.parent_close_policy == pb.PARENT_CLOSE_POLICY_ABANDON or not c.run_id:
@@ -155,6 +160,12 @@ async def closed(ctx: HistoryContext, t: Task) -> None:
                                                 pb.Payloads(), "spindle-parent-close")
         except (NotFound, FailedPrecondition):
             pass
+    # tell the schedule that started it (a continued-as-new run is not the end of the action)
+    if schedule_id and close.event_type != pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+        sns = ctx.namespaces.by_id(t.namespace_id)
+        if sns is not None:
+            await ctx.cross_shard.schedule_run_closed(sns, schedule_id,
+                                                      pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id))
     # tell the parent (a continued-as-new run is not the end of the child)
     if parent is None or close.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
         return
@@ -165,6 +176,18 @@ async def closed(ctx: HistoryContext, t: Task) -> None:
                                         child=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
                                         first_run_id=st.started.first_execution_run_id or st.run_id,
                                         workflow_type=st.workflow_type)
+
+
+def _scheduled_by(st: MutableState) -> str:
+    """The schedule id in the run's ``ScheduledById`` search attribute ('' if none or not a string)."""
+    p = st.search_attributes.get("ScheduledById")
+    if p is None or not p.data:
+        return ""
+    try:
+        v = json.loads(p.data)
+    except ValueError:
+        return ""
+    return v if isinstance(v, str) else ""
 
 
 __all__ = ["abandon_running_tasks", "close_run", "closed", "enforce_history_limit", "fail_for_history_size",

@@ -30,6 +30,7 @@ from .._tasks import (
 )
 from .._txn import Txn
 from . import activity_task
+from . import cron
 from ._run import build_run, new_run_id, new_timer, visibility_task
 from .close import close_run
 
@@ -347,17 +348,24 @@ def apply(ctx: HistoryContext, txn: Txn, c: pb.Command, wtc: int, identity: str)
             fut = pu2.future
             txn.after_commit.append(lambda: fut.done() or fut.set_result(resp2))
     elif t == pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION:
+        result = c.complete_workflow_execution_command_attributes.result
+        nxt = cron.next_run_id(st)  # a cron chain goes on at the next tick
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, "workflow_execution_completed_event_attributes",
-                  pb.WorkflowExecutionCompletedEventAttributes(
-                      result=c.complete_workflow_execution_command_attributes.result,
-                      workflow_task_completed_event_id=wtc))
+                  pb.WorkflowExecutionCompletedEventAttributes(result=result, workflow_task_completed_event_id=wtc,
+                                                               new_execution_run_id=nxt))
         close_run(ctx, txn)
+        if nxt:
+            cron.start_next(ctx, txn, nxt, result=result)
     elif t == pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION:
+        failure = c.fail_workflow_execution_command_attributes.failure
+        nxt = cron.next_run_id(st)
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, "workflow_execution_failed_event_attributes",
                   pb.WorkflowExecutionFailedEventAttributes(
-                      failure=c.fail_workflow_execution_command_attributes.failure,
-                      retry_state=pb.RETRY_STATE_RETRY_POLICY_NOT_SET, workflow_task_completed_event_id=wtc))
+                      failure=failure, retry_state=pb.RETRY_STATE_RETRY_POLICY_NOT_SET,
+                      workflow_task_completed_event_id=wtc, new_execution_run_id=nxt))
         close_run(ctx, txn)
+        if nxt:
+            cron.start_next(ctx, txn, nxt, failure=failure)
     elif t == pb.COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION:
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, "workflow_execution_canceled_event_attributes",
                   pb.WorkflowExecutionCanceledEventAttributes(
@@ -394,6 +402,7 @@ def continue_as_new(ctx: HistoryContext, txn: Txn, a: pb.ContinueAsNewWorkflowEx
         search_attributes=a.search_attributes if a.HasField("search_attributes") else old.search_attributes,
         identity=old.identity, attempt=1, execution_expiration_time_ms=old.execution_expiration_time_ms,
         first_workflow_task_backoff_ms=a.backoff_start_interval_ms, header=a.header,
+        cron_schedule=old.cron_schedule,  # a cron run that continues as new stays in its chain
     )
     if old.HasField("parent"):
         attrs.parent.CopyFrom(old.parent)

@@ -20,6 +20,7 @@ from spindle.controlplane.namespaces import Namespace
 from .._context import HistoryContext
 from .._mutable_state import MutableState
 from .._txn import Txn
+from . import cron
 from ._run import build_run, new_run_id
 from .close import abandon_running_tasks, close_run
 from .signal import signal_locked
@@ -83,6 +84,8 @@ async def _start_locked(ctx: HistoryContext, ns: Namespace, req: svc.StartWorkfl
                                     start_request_id=cur_request_id)
         expect = cur_rid
     now = ctx.clock.now_ms()
+    # legacy cron: the first workflow task waits for the first tick (the frontend refuses a start delay with it)
+    delay_ms = cron.backoff_ms(req.cron_schedule, now) if req.cron_schedule else req.workflow_start_delay_ms
     rid = new_run_id()
     shard = ctx.shards.shard_for(ns.id, req.workflow_id)
     st = MutableState(ns.id, ns.name, req.workflow_id, rid, shard.shard_id)
@@ -94,13 +97,13 @@ async def _start_locked(ctx: HistoryContext, ns: Namespace, req: svc.StartWorkfl
                                                  int(ctx.config.default_workflow_task_timeout * 1000)),
         first_execution_run_id=rid, original_execution_run_id=rid, memo=req.memo,
         search_attributes=req.search_attributes, identity=req.identity, attempt=1,
-        execution_expiration_time_ms=(now + req.workflow_start_delay_ms + req.execution_timeout_ms)
+        execution_expiration_time_ms=(now + delay_ms + req.execution_timeout_ms)
         if req.execution_timeout_ms else 0,
-        first_workflow_task_backoff_ms=req.workflow_start_delay_ms, header=req.header,
+        first_workflow_task_backoff_ms=delay_ms, header=req.header, cron_schedule=req.cron_schedule,
     )
     if parent is not None:
         attrs.parent.CopyFrom(parent)
-    txn = build_run(ctx, st, attrs, now, start_delay_ms=req.workflow_start_delay_ms)
+    txn = build_run(ctx, st, attrs, now, start_delay_ms=delay_ms)
     txn.start_request_id = req.request_id
     if signal is not None:
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, "workflow_execution_signaled_event_attributes",

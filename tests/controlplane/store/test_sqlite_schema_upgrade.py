@@ -108,5 +108,35 @@ async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path:
         await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
+    conn.close()
+
+
+async def test_a_version_4_database_gets_the_schedules_table(tmp_path: Path) -> None:
+    """Issue 17: a database made before schedules opens, gains the table and keeps its rows."""
+    from spindle.controlplane.store import ScheduleRow
+
+    path = str(tmp_path / "v4.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    rid = await store.acquire_shard(0, "me")
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE schedules")
+    conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    try:
+        assert await store.get_range_id(0) == rid
+        assert await store.get_schedule("ns", "s") is None
+        rid = await store.acquire_shard(0, "me")
+        await store.apply(Mutation(shard_id=0, range_id=rid, schedule=ScheduleRow("ns", "s", 0, 1, b"x")))
+        assert await store.get_schedule("ns", "s") == ScheduleRow("ns", "s", 0, 1, b"x")
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("5",)
     conn.close()

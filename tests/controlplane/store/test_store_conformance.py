@@ -14,6 +14,7 @@ from spindle.controlplane.store import (
     ExecutionRow,
     Mutation,
     NamespaceRow,
+    ScheduleRow,
     ShardOwnershipLostError,
     Store,
     TimerTask,
@@ -445,3 +446,66 @@ async def test_reopen_keeps_data_and_checks_shard_count(store_factory: Any) -> N
     with pytest.raises(ValueError, match="shards"):
         await s3.open(8)
     await s3.close()
+
+
+# ---------------------------------------------------------------------------- schedules (issue 17)
+def sched(sid: str, version: int, data: bytes, *, shard: int = 2, ns: str = NS) -> ScheduleRow:
+    return ScheduleRow(namespace_id=ns, schedule_id=sid, shard_id=shard, version=version, data=data)
+
+
+async def test_schedule_rows_are_written_with_their_timer_in_one_transaction(store: Store) -> None:
+    rid = await store.acquire_shard(2, "me")
+    data = b"\x0a\x00\xff\x01binary"  # binary-safe
+    await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("daily", 1, data),
+                               timer_insert=[TimerTask(5000, 7, '{"k": "sched"}')]))
+    assert await store.get_schedule(NS, "daily") == sched("daily", 1, data)
+    assert [t.task_id for t in await store.load_timer_tasks(2, 10_000, (0, 0), 10)] == [7]
+    # an insert of a taken id fails, and its timer row is not written either
+    with pytest.raises(ConditionFailedError):
+        await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("daily", 1, b"other"),
+                                   timer_insert=[TimerTask(6000, 8, "{}")]))
+    assert await store.get_schedule(NS, "daily") == sched("daily", 1, data)
+    assert [t.task_id for t in await store.load_timer_tasks(2, 10_000, (0, 0), 10)] == [7]
+    # an update under the right version replaces the row and moves the timer
+    await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("daily", 2, b"v2"), schedule_expected_version=1,
+                               timer_delete=[(5000, 7)], timer_insert=[TimerTask(9000, 9, "{}")]))
+    assert await store.get_schedule(NS, "daily") == sched("daily", 2, b"v2")
+    assert [t.task_id for t in await store.load_timer_tasks(2, 10_000, (0, 0), 10)] == [9]
+    # a stale version changes nothing (two writers raced: the second must re-read)
+    with pytest.raises(ConditionFailedError):
+        await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("daily", 2, b"stale"),
+                                   schedule_expected_version=1, timer_delete=[(9000, 9)]))
+    assert await store.get_schedule(NS, "daily") == sched("daily", 2, b"v2")
+    assert [t.task_id for t in await store.load_timer_tasks(2, 10_000, (0, 0), 10)] == [9]
+    # an update of a schedule that does not exist fails
+    with pytest.raises(ConditionFailedError):
+        await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("nope", 2, b"x"), schedule_expected_version=1))
+    assert await store.get_schedule(NS, "nope") is None
+    # a fenced write (another owner took the shard) is refused
+    rid2 = await store.acquire_shard(2, "other")
+    with pytest.raises(ShardOwnershipLostError):
+        await store.apply(Mutation(shard_id=2, range_id=rid, schedule=sched("late", 1, b"x")))
+    assert await store.get_schedule(NS, "late") is None
+    # delete under the version, with the timer row
+    with pytest.raises(ConditionFailedError):
+        await store.apply(Mutation(shard_id=2, range_id=rid2, schedule_delete=(NS, "daily", 1), timer_delete=[(9000, 9)]))
+    assert await store.get_schedule(NS, "daily") is not None
+    await store.apply(Mutation(shard_id=2, range_id=rid2, schedule_delete=(NS, "daily", 2), timer_delete=[(9000, 9)]))
+    assert await store.get_schedule(NS, "daily") is None
+    assert await store.load_timer_tasks(2, 10_000, (0, 0), 10) == []
+    with pytest.raises(ConditionFailedError):  # deleting again: it is gone
+        await store.apply(Mutation(shard_id=2, range_id=rid2, schedule_delete=(NS, "daily", 2)))
+
+
+async def test_schedules_are_listed_per_namespace_in_id_order_by_page(store: Store) -> None:
+    rid = await store.acquire_shard(0, "me")
+    for sid in ("c", "a", "b", "d"):
+        await store.apply(Mutation(shard_id=0, range_id=rid, schedule=sched(sid, 1, sid.encode(), shard=0)))
+    await store.apply(Mutation(shard_id=0, range_id=rid, schedule=sched("a", 1, b"other ns", shard=0, ns="ns-2")))
+    first = await store.list_schedules(NS, "", 3)
+    assert [r.schedule_id for r in first] == ["a", "b", "c"]
+    assert [r.data for r in first] == [b"a", b"b", b"c"]
+    assert [r.schedule_id for r in await store.list_schedules(NS, "c", 3)] == ["d"]
+    assert await store.list_schedules(NS, "d", 3) == []
+    assert await store.list_schedules("ns-2", "", 10) == [sched("a", 1, b"other ns", shard=0, ns="ns-2")]
+    assert await store.list_schedules("ns-none", "", 10) == []
