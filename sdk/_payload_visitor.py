@@ -81,7 +81,7 @@ def _roles(role: str, *locations: str) -> None:
 _roles("workflow.input", "StartWorkflowExecutionRequest.input", "WorkflowExecutionStartedEventAttributes.input",
        "ContinueAsNewWorkflowExecutionCommandAttributes.input", "WorkflowExecutionContinuedAsNewEventAttributes.input",
        "StartChildWorkflowExecutionCommandAttributes.input",
-       "StartChildWorkflowExecutionInitiatedEventAttributes.input")
+       "StartChildWorkflowExecutionInitiatedEventAttributes.input", "ScheduleActionStartWorkflow.input")
 _roles("workflow.result", "CompleteWorkflowExecutionCommandAttributes.result",
        "WorkflowExecutionCompletedEventAttributes.result", "ChildWorkflowExecutionCompletedEventAttributes.result",
        "WorkflowExecutionStartedEventAttributes.last_completion_result")

@@ -17,6 +17,7 @@ from spindle._client import (
 )
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._raw_description import PendingActivityState
+from spindle._schedule_client import ScheduleAsyncIterator, ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
 from spindle._schedule_description import (
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionResult,
@@ -35,8 +36,10 @@ from spindle._schedule_types import (
     ScheduleState,
 )
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle._schedule_wire import decoded_args
 from spindle.exceptions import (
     RPCError,
+    ScheduleAlreadyRunningError,
     WorkflowContinuedAsNewError,
     WorkflowFailureError,
     WorkflowUpdateFailedError,
@@ -76,4 +79,10 @@ __all__ = [
     "ScheduleActionResult",
     "ScheduleListEntry",
     "ScheduleActionExecutionStartWorkflow",
+    "ScheduleAsyncIterator",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
+    "ScheduleAlreadyRunningError",
+    "decoded_args",
 ]
