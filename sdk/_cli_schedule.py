@@ -41,7 +41,8 @@ from ._schedule_types import (
 )
 from ._schedule_wire import decoded_args, memo_values
 
-__all__ = ["parse_duration", "parse_interval", "register"]
+__all__ = ["add_spec_arguments", "checked_first", "describe_dict", "overlap_arg", "parse_duration", "parse_interval",
+           "register"]
 
 _UNITS = {"ms": datetime.timedelta(milliseconds=1), "s": datetime.timedelta(seconds=1),
           "m": datetime.timedelta(minutes=1), "h": datetime.timedelta(hours=1), "d": datetime.timedelta(days=1)}
@@ -89,7 +90,7 @@ def _zone(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _overlap(text: str) -> ScheduleOverlapPolicy:
+def overlap_arg(text: str) -> ScheduleOverlapPolicy:
     key = text.strip().upper().replace("-", "_")
     try:
         return ScheduleOverlapPolicy[key]
@@ -204,7 +205,7 @@ def build_schedule(args: argparse.Namespace) -> Schedule:
         state=ScheduleState(paused=args.paused, note=args.note, remaining_actions=args.remaining_actions))
 
 
-def _checked_first(check: Callable[[argparse.Namespace], None],
+def checked_first(check: Callable[[argparse.Namespace], None],
                    fn: Callable[[argparse.Namespace, Client], Awaitable[int]]) -> Callable[[argparse.Namespace], int]:
     """A verb whose flags are checked together (``check``) before connecting: a mistake exits 2 at once."""
     run = _run(fn)
@@ -299,7 +300,7 @@ def _sid(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule-id", "-s", required=True, help="the schedule's id")
 
 
-def add_spec_arguments(p: argparse.ArgumentParser, *, required: bool = False) -> None:
+def add_spec_arguments(p: argparse.ArgumentParser, *, tz_default: str | None = "UTC") -> None:
     """``--cron`` (repeatable), ``--interval`` (repeatable), ``--phase``, ``--tz`` (also used by ``spindle dsl schedule``)."""
     p.add_argument("--cron", action="append", default=[], type=_cron, metavar="EXPR",
                    help="a five-field cron expression or @daily-style alias, read in --tz (repeat for several)")
@@ -307,7 +308,7 @@ def add_spec_arguments(p: argparse.ArgumentParser, *, required: bool = False) ->
                    help="a fixed period from the Unix epoch, e.g. 1h, 15m, 1h/15m (every hour at :15); repeatable")
     p.add_argument("--phase", type=parse_duration, default=None, metavar="DURATION",
                    help="the phase of the --interval values, e.g. 15m")
-    p.add_argument("--tz", type=_zone, default="UTC", metavar="ZONE",
+    p.add_argument("--tz", type=_zone, default=tz_default, metavar="ZONE",
                    help="IANA time zone of the cron expressions (default UTC), e.g. Europe/Berlin")
 
 
@@ -324,7 +325,7 @@ def register(sub: Any) -> None:
                    help="delay each action by a random amount below this, e.g. 30s")
     c.add_argument("--start-at", type=_instant, default=None, metavar="TIME", help="no action before (ISO 8601)")
     c.add_argument("--end-at", type=_instant, default=None, metavar="TIME", help="no action after (ISO 8601)")
-    c.add_argument("--overlap", type=_overlap, default=ScheduleOverlapPolicy.SKIP, metavar="POLICY",
+    c.add_argument("--overlap", type=overlap_arg, default=ScheduleOverlapPolicy.SKIP, metavar="POLICY",
                    help="SKIP (default), BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, TERMINATE_OTHER or ALLOW_ALL")
     c.add_argument("--catchup-window", type=parse_duration, default=SchedulePolicy().catchup_window,
                    metavar="DURATION", help="after downtime, run missed actions due at most this long ago "
@@ -344,7 +345,7 @@ def register(sub: Any) -> None:
     c.add_argument("--memo", action="append", default=[], metavar="KEY=JSON", help="a memo entry of each run")
     for flag in ("--execution-timeout", "--run-timeout", "--task-timeout"):
         c.add_argument(flag, type=parse_duration, default=None, metavar="DURATION")
-    c.set_defaults(func=_checked_first(_check_create, _create))
+    c.set_defaults(func=checked_first(_check_create, _create))
 
     d = _verb(verbs, "describe", "print a schedule, its recent and next actions (JSON)")
     _sid(d)
@@ -363,7 +364,7 @@ def register(sub: Any) -> None:
 
     t = _verb(verbs, "trigger", "take one action now (also while paused)")
     _sid(t)
-    t.add_argument("--overlap", type=_overlap, default=None, metavar="POLICY",
+    t.add_argument("--overlap", type=overlap_arg, default=None, metavar="POLICY",
                    help="overlap policy for this action (default: the schedule's)")
     t.set_defaults(func=_run(_trigger))
 
@@ -371,9 +372,9 @@ def register(sub: Any) -> None:
     _sid(b)
     b.add_argument("--start-time", type=_instant, required=True, metavar="TIME", help="range start (ISO 8601, inclusive)")
     b.add_argument("--end-time", type=_instant, required=True, metavar="TIME", help="range end (ISO 8601, inclusive)")
-    b.add_argument("--overlap", type=_overlap, default=None, metavar="POLICY",
+    b.add_argument("--overlap", type=overlap_arg, default=None, metavar="POLICY",
                    help="overlap policy for these actions (default: the schedule's)")
-    b.set_defaults(func=_checked_first(_check_backfill, _backfill))
+    b.set_defaults(func=checked_first(_check_backfill, _backfill))
 
     de = _verb(verbs, "delete", "delete a schedule (the workflows it started keep running)")
     _sid(de)

@@ -48,7 +48,8 @@ __all__ = [
     "value_matches",
 ]
 
-HEADER_KEYS = ("name", "version", "description", "task_queue", "inputs", "outputs", "steps", "compensate")
+HEADER_KEYS = ("name", "version", "description", "task_queue", "inputs", "outputs", "steps", "compensate",
+               "schedule")
 INPUT_KEYS = ("type", "required", "default", "description")
 KIND_KEYS = ("activity", "workflow", "sleep", "wait_for_signal", "set", "fail")
 KIND_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -268,6 +269,11 @@ class _Builder:
         compensate: tuple[Compensation, ...] = ()
         if "compensate" in top.items:
             compensate = self.attempt(lambda: self.compensations(top.items["compensate"])) or ()
+        schedule = None
+        if "schedule" in top.items:
+            from spindle.dsl._schedule_block import build_schedule_block
+
+            schedule = self.attempt(lambda: build_schedule_block(self, top.items["schedule"], inputs or ()))
         if self.errors or name is None or steps is None:
             return None
         return WorkflowDag(
@@ -279,6 +285,7 @@ class _Builder:
             steps=steps,
             outputs=outputs,
             compensate=compensate,
+            schedule=schedule,
             file=self.file,
             source=Source(
                 top.pos,

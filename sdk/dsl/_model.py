@@ -19,6 +19,7 @@ from spindle.dsl._errors import Pos
 from spindle.dsl._expressions import Expression
 
 __all__ = [
+    "ScheduleBlock",
     "FORMAT",
     "INPUT_TYPES",
     "TRIGGER_RULES",
@@ -215,6 +216,25 @@ class Compensation:
 
 
 @dataclass(frozen=True)
+class ScheduleBlock:
+    """A document's optional ``schedule:`` block: when ``spindle dsl schedule`` starts it.
+
+    Not part of the compiled DAG (an execution does not carry it and it does not change
+    the definition hash): it says when to start the workflow, not what it does.
+    ``intervals`` are ``(every, offset)`` in whole seconds.
+    """
+
+    id: str | None = None
+    cron: tuple[str, ...] = ()
+    intervals: tuple[tuple[int, int], ...] = ()
+    time_zone: str | None = None
+    inputs: dict[str, Any] | None = None
+    overlap: str | None = None
+    jitter: float | None = None
+    pos: Pos | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class WorkflowDag:
     """A whole YAML workflow, validated."""
 
@@ -228,6 +248,8 @@ class WorkflowDag:
     compensate: tuple[Compensation, ...] = ()
     file: str | None = field(default=None, compare=False)
     source: Source | None = field(default=None, compare=False, repr=False)
+    #: The ``schedule:`` block, if any (not part of the compiled DAG or its hash).
+    schedule: ScheduleBlock | None = field(default=None, compare=False)
 
     def step(self, step_id: str) -> Step:
         """The step with this id (``KeyError`` if none)."""

@@ -1,4 +1,4 @@
-"""``spindle dsl validate|graph|run``: the DSL's command line.
+"""``spindle dsl validate|graph|run|schedule``: the DSL's command line.
 
 ``register(subparsers)`` adds the ``dsl`` command to an argparse parser; each verb
 sets ``func`` to a handler that takes the parsed namespace and returns an exit
@@ -27,7 +27,7 @@ _FORMATS = ("text", "dot", "svg")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``dsl validate``, ``dsl graph`` and ``dsl run`` to ``subparsers``.
+    """Add ``dsl validate``, ``dsl graph``, ``dsl run`` and ``dsl schedule`` to ``subparsers``.
 
     ``subparsers`` is what ``ArgumentParser.add_subparsers()`` returned. Returns the
     ``dsl`` parser.
@@ -35,7 +35,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "dsl", help="YAML workflows: validate, draw and run them", description=__doc__
     )
-    verbs = parser.add_subparsers(dest="dsl_command", metavar="{validate,graph,run}")
+    verbs = parser.add_subparsers(dest="dsl_command", metavar="{validate,graph,run,schedule}")
     verbs.required = True
 
     validate = verbs.add_parser("validate", help="check YAML workflows and print every error")
@@ -71,6 +71,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="import MODULE and run its @activity.defn functions in this process (repeatable)",
     )
     run.set_defaults(func=_run)
+
+    from spindle.dsl._schedule_cli import add_schedule_verb
+
+    add_schedule_verb(verbs)
     return parser
 
 
