@@ -23,8 +23,8 @@ import dataclasses
 import inspect
 import uuid
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from typing import Any, Protocol
 
 from spindle.controlplane.api import service_pb2 as svc
 from spindle import exceptions as E
@@ -38,8 +38,19 @@ from spindle._schedule_wire import (
     schedule_to_proto,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from spindle._client import Client
+
+
+class Client(Protocol):
+    """What schedules need of :class:`spindle.Client` (which makes the calls; this module never imports it)."""
+
+    namespace: str
+    identity: str
+    data_converter: Any
+    codecs: Sequence[Any]
+
+    async def _rpc(self, method: str, request: Any, *, not_found: str = ...) -> Any: ...
+    async def _encode(self, msg: Any) -> None: ...
+    async def _decode(self, msg: Any) -> None: ...
 
 __all__ = [
     "ScheduleAsyncIterator",

@@ -20,6 +20,8 @@ from spindle.dsl._expressions import Expression
 
 __all__ = [
     "ScheduleBlock",
+    "json_type",
+    "value_matches",
     "FORMAT",
     "INPUT_TYPES",
     "TRIGGER_RULES",
@@ -67,6 +69,31 @@ class ExprSite:
     key: str
     expression: Expression
     pos: Pos
+
+
+def value_matches(value: Any, type_name: str) -> bool:
+    """True if ``value`` (JSON data) is of the DSL input type ``type_name``."""
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_name == "boolean":
+        return isinstance(value, bool)
+    if type_name == "array":
+        return isinstance(value, list)
+    if type_name == "object":
+        return isinstance(value, dict)
+    return False
+
+
+def json_type(value: Any) -> str:
+    """The DSL type name of a JSON value, for error messages."""
+    for name in ("boolean", "integer", "number", "string", "array", "object"):
+        if value_matches(value, name):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,29 @@ its flags are absent. Each problem is a ``DslError`` at the key's line and colum
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from spindle.dsl._durations import parse_duration
-from spindle.dsl._model import InputSpec, ScheduleBlock
+from spindle.dsl._errors import Pos
+from spindle.dsl._model import InputSpec, ScheduleBlock, json_type, value_matches
 from spindle.dsl._parser import YMap, YNode, YScalar, YSeq, plain
 
-if TYPE_CHECKING:  # pragma: no cover
-    from spindle.dsl._build import _Builder
+T = TypeVar("T")
+
+
+class _Builder(Protocol):
+    """What this module needs of the document builder (``spindle.dsl._build``): record errors, check shapes."""
+
+    def error(self, reason: str, pos: Pos, step: str | None = None) -> None: ...
+    def fail(self, reason: str, pos: Pos, step: str | None = None) -> Exception: ...
+    def mapping(self, node: YNode, what: str, step: str | None = None) -> YMap: ...
+    def check_keys(self, node: YMap, allowed: Iterable[str], what: str, step: str | None = None) -> None: ...
+    def scalar(self, node: YNode, what: str, types: tuple[type, ...], step: str | None = None) -> Any: ...
+    def static_string(self, node: YNode, what: str, step: str | None = None) -> str: ...
+    def duration(self, node: YNode, what: str, step: str | None = None) -> float: ...
+    def attempt(self, build: Callable[[], T]) -> T | None: ...
 
 __all__ = ["OVERLAP_NAMES", "SCHEDULE_KEYS", "build_schedule_block", "parse_interval"]
 
@@ -121,8 +135,6 @@ def build_schedule_block(b: _Builder, node: YNode, inputs: tuple[InputSpec, ...]
         return b.duration(n, "'schedule.jitter'")
 
     def given_inputs(n: YNode) -> dict[str, Any]:
-        from spindle.dsl._build import json_type, value_matches
-
         m = b.mapping(n, "'schedule.inputs'")
         declared = {spec.name: spec for spec in inputs}
         out: dict[str, Any] = {}

@@ -19,7 +19,7 @@ import pytest
 from spindle import Worker, dsl
 from spindle.client import ScheduleOverlapPolicy, decoded_args
 from spindle.controlplane.cli import build_parser, main
-from spindle.dsl._schedule_cli import _prepare
+from spindle.dsl.cli import _prepare_schedule as _prepare
 from spindle.testing import WorkflowEnvironment
 
 UTC = timezone.utc
