@@ -24,6 +24,7 @@ from spindle._schedule_description import (
     ScheduleDescription,
     ScheduleInfo,
     ScheduleListEntry,
+    ScheduleListInfo,
 )
 from spindle._schedule_types import (
     Schedule,
@@ -80,6 +81,7 @@ __all__ = [
     "ScheduleListEntry",
     "ScheduleActionExecutionStartWorkflow",
     "ScheduleAsyncIterator",
+    "ScheduleListInfo",
     "ScheduleHandle",
     "ScheduleUpdate",
     "ScheduleUpdateInput",
