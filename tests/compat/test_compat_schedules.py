@@ -34,6 +34,7 @@ from spindle.client import (
     decoded_args,
 )
 from spindle.converter import ZlibCodec
+from spindle.exceptions import ApplicationError
 from spindle.controlplane.api import service_pb2 as svc
 from spindle.testing import WorkflowEnvironment
 
@@ -304,3 +305,55 @@ async def test_action_arguments_go_through_the_payload_codec() -> None:
             await env.sleep(timedelta(hours=1))
             wid = run_id_of("zipped", at(2026, 12, 1, 1))
             assert await env.client.get_workflow_handle(wid).result() == f"eu:3@{wid}"
+
+
+@workflow.defn
+class Flaky:
+    @workflow.run
+    async def run(self) -> None:
+        raise ApplicationError("upstream data missing", non_retryable=True)
+
+
+async def test_remaining_actions_limit_the_scheduled_runs() -> None:
+    async with await WorkflowEnvironment.start_time_skipping(start_time=T0) as env:
+        limited = dataclasses.replace(hourly("limited"), state=ScheduleState(remaining_actions=2))
+        assert limited.state.limited_actions
+        handle = await env.client.create_schedule("limited", limited)
+        async with Worker(env.client, task_queue="reports", workflows=[DailyReport]):
+            await env.sleep(timedelta(hours=5))
+        assert await workflow_ids(env.client) == [run_id_of("limited", at(2026, 12, 1, 1)),
+                                                  run_id_of("limited", at(2026, 12, 1, 2))]
+        desc = await handle.describe()
+        assert desc.schedule.state.remaining_actions == 0 and desc.info.next_action_times == ()
+
+
+async def test_pause_on_failure_pauses_the_schedule_with_a_note() -> None:
+    async with await WorkflowEnvironment.start_time_skipping(start_time=T0) as env:
+        handle = await env.client.create_schedule("flaky", Schedule(
+            action=ScheduleActionStartWorkflow(Flaky.run, id="flaky", task_queue="reports"),
+            spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))]),
+            policy=SchedulePolicy(pause_on_failure=True)))
+        async with Worker(env.client, task_queue="reports", workflows=[Flaky]):
+            await env.sleep(timedelta(hours=3, minutes=30))
+        desc = await handle.describe()
+        assert desc.schedule.state.paused
+        assert "flaky-2026-12-01T01:00:00Z" in desc.schedule.state.note
+        assert await workflow_ids(env.client) == [run_id_of("flaky", at(2026, 12, 1, 1))]
+
+
+async def test_a_berlin_morning_schedule_keeps_its_local_time_across_daylight_saving() -> None:
+    start = datetime(2027, 3, 26, 12, tzinfo=UTC)  # summer time starts on Sunday 28 March 2027
+    async with await WorkflowEnvironment.start_time_skipping(start_time=start) as env:
+        handle = await env.client.create_schedule("berlin", Schedule(
+            action=ScheduleActionStartWorkflow(DailyReport.run, ReportRequest("eu", 1), id="berlin",
+                                               task_queue="reports"),
+            spec=ScheduleSpec(cron_expressions=["30 2 * * *"], time_zone_name="Europe/Berlin")))
+        desc = await handle.describe()
+        # 02:30 CET = 01:30 UTC; 28 March has no 02:30 (it runs once, at 03:00 CEST = 01:00 UTC); then 00:30 UTC
+        assert list(desc.info.next_action_times[:4]) == [at(2027, 3, 27, 1, 30), at(2027, 3, 28, 1, 0),
+                                                        at(2027, 3, 29, 0, 30), at(2027, 3, 30, 0, 30)]
+        async with Worker(env.client, task_queue="reports", workflows=[DailyReport]):
+            await env.sleep(timedelta(days=3))
+        assert await workflow_ids(env.client) == [run_id_of("berlin", at(2027, 3, 27, 1, 30)),
+                                                  run_id_of("berlin", at(2027, 3, 28, 1, 0)),
+                                                  run_id_of("berlin", at(2027, 3, 29, 0, 30))]
