@@ -7,7 +7,11 @@ browser's filter is the visibility query ``ScheduledById = '...'``.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -124,3 +128,34 @@ async def test_schedule_view_shows_recent_and_next_actions_and_renders_to_html(t
         view.close()
     finally:
         await env.shutdown()
+
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+_SCRIPT = re.compile(r"<script\b.*?</script>", re.DOTALL | re.IGNORECASE)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install -y chromium)")
+async def test_schedule_view_page_renders_in_a_browser(tmp_path: Path) -> None:
+    env = await _env_with_two_schedules()
+    try:
+        async with Worker(env.client, task_queue="ticks", workflows=[Tick]):
+            await env.sleep(timedelta(hours=2))
+        view = ScheduleView(env.client.get_schedule_handle("hourly"))
+        await view.refresh()
+        page = view.to_html(tmp_path / "schedule.html")
+    finally:
+        await env.shutdown()
+    assert CHROMIUM is not None
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+             "--disable-background-networking", "--disable-component-update", f"--user-data-dir={profile}",
+             "--virtual-time-budget=3000", "--dump-dom", page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=90, check=False,
+            env={**os.environ, "XDG_CONFIG_HOME": f"{profile}/xdg", "XDG_CACHE_HOME": f"{profile}/xdg"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = _SCRIPT.sub("", result.stdout)  # what the widget manager built, not the embedded state
+    assert "widget-html-content" in dom
+    rows = re.findall(r'class="spindle-recent-action" data-workflow-id="([^"]+)"', dom)
+    assert rows == ["hourly-2026-12-01T02:00:00Z", "hourly-2026-12-01T01:00:00Z"]
+    assert dom.count('class="spindle-next-action"') == 10
