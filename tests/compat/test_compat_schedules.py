@@ -357,3 +357,23 @@ async def test_a_berlin_morning_schedule_keeps_its_local_time_across_daylight_sa
         assert await workflow_ids(env.client) == [run_id_of("berlin", at(2027, 3, 27, 1, 30)),
                                                   run_id_of("berlin", at(2027, 3, 28, 1, 0)),
                                                   run_id_of("berlin", at(2027, 3, 29, 0, 30))]
+
+
+async def test_update_reads_again_when_the_schedule_changed_meanwhile() -> None:
+    async with await WorkflowEnvironment.start_time_skipping(start_time=T0) as env:
+        handle = await env.client.create_schedule("raced", hourly("raced"))
+        other = env.client.get_schedule_handle("raced")
+        seen_notes: list[str] = []
+
+        async def add_jitter(inp: ScheduleUpdateInput) -> ScheduleUpdate:
+            seen_notes.append(inp.schedule.state.note)
+            if len(seen_notes) == 1:
+                await other.pause(note="someone else")  # changes the schedule between read and write
+            spec = dataclasses.replace(inp.schedule.spec, jitter=timedelta(minutes=5))
+            return ScheduleUpdate(dataclasses.replace(inp.schedule, spec=spec))
+
+        await handle.update(add_jitter)
+        assert seen_notes == ["", "someone else"]  # called again with what the other writer left
+        desc = await handle.describe()
+        assert desc.schedule.spec.jitter == timedelta(minutes=5)
+        assert desc.schedule.state.paused and desc.schedule.state.note == "someone else"  # not lost
