@@ -38,9 +38,16 @@ from spindle._schedule_wire import (
     schedule_to_proto,
 )
 
+__all__ = [
+    "ScheduleAsyncIterator",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
+    "create_schedule",
+]
 
 
-class Client(Protocol):
+class _ClientLike(Protocol):
     """What schedules need of :class:`spindle.Client` (which makes the calls; this module never imports it)."""
 
     namespace: str
@@ -52,13 +59,6 @@ class Client(Protocol):
     async def _encode(self, msg: Any) -> None: ...
     async def _decode(self, msg: Any) -> None: ...
 
-__all__ = [
-    "ScheduleAsyncIterator",
-    "ScheduleHandle",
-    "ScheduleUpdate",
-    "ScheduleUpdateInput",
-    "create_schedule",
-]
 
 #: How many times ``ScheduleHandle.update`` re-reads and retries when the schedule changed meanwhile.
 UPDATE_ATTEMPTS = 10
@@ -73,7 +73,7 @@ def _schedule_error(e: E.RPCError) -> E.RPCError:
     return e
 
 
-async def _call(client: Client, method: str, request: Any) -> Any:
+async def _call(client: _ClientLike, method: str, request: Any) -> Any:
     try:
         return await client._rpc(method, request, not_found="rpc")
     except E.RPCError as e:
@@ -89,7 +89,7 @@ def _check_id(schedule_id: Any) -> str:
     return schedule_id
 
 
-def _refuse_bound_codecs(client: Client, schedule: Schedule) -> None:
+def _refuse_bound_codecs(client: _ClientLike, schedule: Schedule) -> None:
     if not (schedule.action.args or schedule.action.memo):
         return
     from spindle._converter import EncryptionCodec
@@ -102,12 +102,12 @@ def _refuse_bound_codecs(client: Client, schedule: Schedule) -> None:
                 "EncryptionCodec(..., bind_context=False) to create or update this schedule")
 
 
-async def _encoded_schedule(client: Client, schedule: Schedule) -> Any:
+def _encoded_schedule(client: _ClientLike, schedule: Schedule) -> Any:
     _refuse_bound_codecs(client, schedule)
     return schedule_to_proto(schedule, client.data_converter)
 
 
-async def create_schedule(client: Client, id: str, schedule: Schedule, *, trigger_immediately: bool = False,
+async def create_schedule(client: _ClientLike, id: str, schedule: Schedule, *, trigger_immediately: bool = False,
                           backfill: Any = (), memo: Any = None, search_attributes: Any = None) -> ScheduleHandle:
     """See :meth:`spindle.Client.create_schedule`."""
     _check_id(id)
@@ -119,7 +119,7 @@ async def create_schedule(client: Client, id: str, schedule: Schedule, *, trigge
                          "them on the action (ScheduleActionStartWorkflow(search_attributes=...)) to index each run")
     backfills = [backfill_to_proto(b) for b in backfill]
     req = svc.CreateScheduleRequest(namespace=client.namespace, schedule_id=id,
-                                    schedule=await _encoded_schedule(client, schedule),
+                                    schedule=_encoded_schedule(client, schedule),
                                     identity=client.identity, request_id=str(uuid.uuid4()))
     await client._encode(req)
     try:
@@ -162,7 +162,7 @@ _Updater = Callable[[ScheduleUpdateInput], "ScheduleUpdate | Schedule | None | A
 class ScheduleHandle:
     """A schedule by id (no call is made to build one). Attribute ``id``: the schedule id."""
 
-    def __init__(self, client: Client, id: str) -> None:
+    def __init__(self, client: _ClientLike, id: str) -> None:
         self._client = client
         self.id = _check_id(id)
 
@@ -170,7 +170,7 @@ class ScheduleHandle:
         return f"ScheduleHandle(id={self.id!r})"
 
     @property
-    def client(self) -> Client:
+    def client(self) -> _ClientLike:
         """The client this handle calls through."""
         return self._client
 
@@ -267,7 +267,7 @@ class ScheduleHandle:
                 raise TypeError(f"the updater must return a ScheduleUpdate, a Schedule or None, "
                                 f"got {type(result).__name__}")
             req = svc.UpdateScheduleRequest(namespace=c.namespace, schedule_id=self.id,
-                                            schedule=await _encoded_schedule(c, result), conflict_token=token,
+                                            schedule=_encoded_schedule(c, result), conflict_token=token,
                                             identity=c.identity, request_id=str(uuid.uuid4()))
             await c._encode(req)
             try:
@@ -295,7 +295,7 @@ class ScheduleAsyncIterator:
     it unchanged, so Temporal's ``async for e in await client.list_schedules()`` works too.
     """
 
-    def __init__(self, client: Client, *, page_size: int = 100, next_page_token: bytes | None = None) -> None:
+    def __init__(self, client: _ClientLike, *, page_size: int = 100, next_page_token: bytes | None = None) -> None:
         if not isinstance(page_size, int) or isinstance(page_size, bool) or not 1 <= page_size <= 1000:
             raise ValueError(f"page_size must be between 1 and 1000, got {page_size!r}")
         self._client = client
