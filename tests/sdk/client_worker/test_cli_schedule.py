@@ -7,6 +7,7 @@ the flag checks run in-process through the same parser (argparse exits with stat
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -150,3 +151,34 @@ def test_schedule_is_a_command_group_of_the_spindle_cli(tmp_path: Path) -> None:
     assert r.returncode == 0
     for verb in ("create", "describe", "list", "pause", "unpause", "trigger", "backfill", "delete"):
         assert verb in r.stdout
+
+
+def test_schedule_commands_follow_the_roles_of_the_api_key(tmp_path: Path) -> None:
+    """writer creates and pauses; reader describes and lists but is refused a change (PERMISSION_DENIED)."""
+    from spindle_procs import AuthDevServer
+
+    with AuthDevServer(tmp_path / "auth.db") as server:
+        def run(key: str, *args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([SPINDLE, *args, "--address", server.address, "--api-key", key],
+                                  capture_output=True, text=True, timeout=60)
+
+        keys = {}
+        for role in ("reader", "writer"):
+            made = run(server.key, "admin", "api-key", "create", f"{role} key", "--grant", f"default={role}")
+            assert made.returncode == 0, made.stderr
+            keys[role] = json.loads(made.stdout)["secret"]
+        created = run(keys["writer"], "schedule", "create", "-s", "auth-s", "--cron", "@daily", "--type", "T",
+                      "--task-queue", "q")
+        assert created.returncode == 0, created.stderr
+        assert run(keys["reader"], "schedule", "describe", "-s", "auth-s").returncode == 0
+        assert "auth-s" in run(keys["reader"], "schedule", "list").stdout
+        refused = run(keys["reader"], "schedule", "pause", "-s", "auth-s")
+        assert refused.returncode == 1, refused.stderr
+        assert "PatchSchedule requires role 'writer' on namespace 'default'" in refused.stderr
+        refused = run(keys["reader"], "schedule", "create", "-s", "auth-2", "--cron", "@daily", "--type", "T",
+                      "--task-queue", "q")
+        assert refused.returncode == 1, refused.stderr
+        assert "CreateSchedule requires role 'writer' on namespace 'default'" in refused.stderr
+        nokey = subprocess.run([SPINDLE, "schedule", "list", "--address", server.address], capture_output=True,
+                               text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "SPINDLE_API_KEY"})
+        assert nokey.returncode == 1 and "this server requires an API key" in nokey.stderr, nokey.stderr
