@@ -83,6 +83,12 @@ async def _call(client: _ClientLike, method: str, request: Any) -> Any:
         raise mapped from e.__cause__
 
 
+def _note(note: Any) -> str:
+    if not isinstance(note, str):
+        raise TypeError(f"note must be a str, got {type(note).__name__} {note!r}")
+    return note
+
+
 def _check_id(schedule_id: Any) -> str:
     if not isinstance(schedule_id, str) or not schedule_id.strip():
         raise ValueError(f"schedule id must be a non-empty str, got {schedule_id!r}")
@@ -103,6 +109,8 @@ def _refuse_bound_codecs(client: _ClientLike, schedule: Schedule) -> None:
 
 
 def _encoded_schedule(client: _ClientLike, schedule: Schedule) -> Any:
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule must be a spindle.Schedule, got {type(schedule).__name__}")
     _refuse_bound_codecs(client, schedule)
     return schedule_to_proto(schedule, client.data_converter)
 
@@ -205,16 +213,18 @@ class ScheduleHandle:
 
         Raises:
             RPCError: ``NOT_FOUND`` when there is no such schedule.
+            TypeError: ``note`` is not a str.
         """
-        await self._patch(svc.SchedulePatch(pause="Paused via Python SDK" if note is None else note))
+        await self._patch(svc.SchedulePatch(pause="Paused via Python SDK" if note is None else _note(note)))
 
     async def unpause(self, *, note: str | None = None) -> None:
         """Unpause: scheduled actions resume from now on (those due while paused are not taken: no burst).
 
         Raises:
             RPCError: ``NOT_FOUND`` when there is no such schedule.
+            TypeError: ``note`` is not a str.
         """
-        await self._patch(svc.SchedulePatch(unpause="Unpaused via Python SDK" if note is None else note))
+        await self._patch(svc.SchedulePatch(unpause="Unpaused via Python SDK" if note is None else _note(note)))
 
     async def trigger(self, *, overlap: ScheduleOverlapPolicy | None = None) -> None:
         """Take one action now (the run's id carries the current time); ``overlap`` overrides the schedule's policy.

@@ -377,3 +377,20 @@ async def test_update_reads_again_when_the_schedule_changed_meanwhile() -> None:
         desc = await handle.describe()
         assert desc.schedule.spec.jitter == timedelta(minutes=5)
         assert desc.schedule.state.paused and desc.schedule.state.note == "someone else"  # not lost
+
+
+async def test_wrong_types_are_refused_naming_the_argument() -> None:
+    async with await WorkflowEnvironment.start_time_skipping(start_time=T0) as env:
+        with pytest.raises(TypeError, match="schedule must be a spindle.Schedule, got dict"):
+            await env.client.create_schedule("x", {"action": None})  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="ScheduleBackfill"):
+            await env.client.create_schedule("x", hourly(), backfill=[(T0, T0)])  # type: ignore[list-item]
+        assert [e async for e in env.client.list_schedules()] == []  # nothing was created
+        handle = await env.client.create_schedule("x", hourly())
+        with pytest.raises(TypeError, match="note must be a str"):
+            await handle.pause(note=42)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="overlap must be a ScheduleOverlapPolicy"):
+            await handle.trigger(overlap="ALLOW_ALL")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="page_size"):
+            env.client.list_schedules(page_size=0)
+        assert not (await handle.describe()).schedule.state.paused
