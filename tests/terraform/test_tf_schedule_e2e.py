@@ -178,3 +178,33 @@ BODY}
     assert "Cannot create schedule 'tf-bad'" in res.flat and "field 1 (minute) '61'" in res.flat
     assert "cron_expressions" in res.flat
     assert describe(api, "tf-bad") is None
+
+
+def test_a_schedule_in_a_namespace_made_in_the_same_configuration(make_tf: MakeTf, spindle_server: DevServer,
+                                                                   api: Api) -> None:
+    tf = make_tf("in-namespace")
+    tf.write(provider_block(spindle_server.address) + '''
+resource "spindle_namespace" "reports" {
+  name = "tf-reports"
+}
+resource "spindle_schedule" "nightly" {
+  schedule_id   = "nightly"
+  namespace     = spindle_namespace.reports.name
+  intervals     = ["1d/2h"]
+  workflow_type = "Nightly"
+  task_queue    = "reports"
+}
+''')
+    tf.run("init")
+    tf.run("apply", "-auto-approve")
+    d = describe(api, "nightly", namespace="tf-reports")
+    assert d is not None and [(i.every_ms, i.offset_ms) for i in d.schedule.spec.intervals] == [(86_400_000, 7_200_000)]
+    assert describe(api, "nightly") is None  # not in the provider's namespace
+    res = tf.run("state", "show", "spindle_schedule.nightly")
+    assert '"tf-reports/nightly"' in res.out
+    tf.run("plan", "-detailed-exitcode", expect=0)
+    tf.run("state", "rm", "spindle_schedule.nightly")
+    tf.run("import", "spindle_schedule.nightly", "tf-reports/nightly")
+    tf.run("plan", "-detailed-exitcode", expect=0)
+    tf.run("destroy", "-auto-approve")
+    assert api.describe("tf-reports") is None
