@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from spindle._reset import ResetType
     from spindle._retry_policy import RetryPolicy
     from spindle._tls import TLSConfig
+    from spindle._schedule_client import ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
     from spindle._schedule_description import (
         ScheduleActionResult,
         ScheduleDescription,
@@ -76,6 +77,9 @@ __all__ = [
     "ScheduleInfo",
     "ScheduleActionResult",
     "ScheduleListEntry",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
 ]
 
 _LAZY: dict[str, str] = {
@@ -109,6 +113,9 @@ _LAZY: dict[str, str] = {
     "ScheduleInfo": "spindle._schedule_description",
     "ScheduleActionResult": "spindle._schedule_description",
     "ScheduleListEntry": "spindle._schedule_description",
+    "ScheduleHandle": "spindle._schedule_client",
+    "ScheduleUpdate": "spindle._schedule_client",
+    "ScheduleUpdateInput": "spindle._schedule_client",
 }
 # Public modules, reachable as attributes (``spindle.common.RetryPolicy``) after ``import spindle``;
 # they mirror Temporal's ``temporalio.client`` / ``.common`` / ``.converter`` / ``.exceptions`` / ``.service`` /

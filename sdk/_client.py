@@ -47,6 +47,8 @@ from spindle._interceptor_client import (
 from spindle._interceptor_worker import check_interceptors
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
+from spindle._schedule_client import ScheduleAsyncIterator, ScheduleHandle, create_schedule
+from spindle._schedule_types import Schedule, ScheduleBackfill
 from spindle._retry_delay import call_with_retries, retry_delay, throttled_wait
 from spindle._search_attributes import TypedSearchAttributes, search_attributes_to_payloads, typed_from_payloads
 from spindle._tls import TLSConfig, as_tls_config, explain_connect_failure, is_tls_refusal, open_channel
@@ -78,6 +80,7 @@ _IDEMPOTENT = frozenset({
     "GetSystemInfo", "DescribeNamespace", "ListNamespaces", "StartWorkflowExecution", "SignalWorkflowExecution",
     "SignalWithStartWorkflowExecution", "RequestCancelWorkflowExecution", "DescribeWorkflowExecution",
     "GetWorkflowExecutionHistory", "ListWorkflowExecutions", "CountWorkflowExecutions", "QueryWorkflow",
+    "CreateSchedule", "DescribeSchedule", "ListSchedules",  # a create is deduplicated by its request id
 })
 _SA_PREFIX = "SEARCH_ATTRIBUTE_TYPE_"
 _QUERY_ATTR = "__spindle_query_definition__"
@@ -938,6 +941,63 @@ class Client:
     def get_async_activity_handle(self, task_token: bytes) -> AsyncActivityHandle:
         """A handle to complete, fail or heartbeat an activity that called ``activity.raise_complete_async()``."""
         return AsyncActivityHandle(self, task_token)
+
+    # ------------------------------------------------------------------ schedules (spindle._schedule_client)
+
+    async def create_schedule(
+        self,
+        id: str,
+        schedule: Schedule,
+        *,
+        trigger_immediately: bool = False,
+        backfill: Sequence[ScheduleBackfill] = (),
+        memo: Mapping[str, Any] | None = None,
+        search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
+    ) -> ScheduleHandle:
+        """Create a schedule and return its handle (DESIGN.md section 8; Temporal's ``create_schedule``).
+
+        The schedule lives in the control plane: from now on it starts, at each due time,
+        the workflow ``{action id}-{due time in UTC, YYYY-MM-DDTHH:MM:SSZ}``.
+        ``trigger_immediately`` takes one action at once and ``backfill`` the actions due
+        in past ranges (both sent right after the create, in one more call).
+
+        Args:
+            memo, search_attributes: of the schedule itself; not stored by Spindle yet, so
+                anything but ``None`` (or empty) is refused. Runs get the action's own
+                ``memo`` / ``search_attributes``.
+
+        Raises:
+            ScheduleAlreadyRunningError: a schedule with this id exists (status ``ALREADY_EXISTS``).
+            RPCError: the server refused the schedule (``INVALID_ARGUMENT`` naming the field,
+                e.g. an unregistered search attribute of the action).
+            ValueError: an empty id, a schedule memo or search attributes, an action with a
+                ``retry_policy``, or action arguments with a context-binding EncryptionCodec.
+            TypeError: an argument of the action cannot be converted.
+        """
+        return await create_schedule(self, id, schedule, trigger_immediately=trigger_immediately,
+                                     backfill=backfill, memo=memo, search_attributes=search_attributes)
+
+    def get_schedule_handle(self, id: str) -> ScheduleHandle:
+        """A handle to the schedule ``id`` (no call is made; a missing schedule fails the handle's calls)."""
+        return ScheduleHandle(self, id)
+
+    def list_schedules(self, query: str | None = None, *, page_size: int = 100,
+                       next_page_token: bytes | None = None) -> ScheduleAsyncIterator:
+        """The namespace's schedules by id: ``async for entry in client.list_schedules(): ...``.
+
+        Each :class:`~spindle.ScheduleListEntry` has ``id``, ``paused``, ``note``,
+        ``workflow_type``, up to 3 ``recent_actions`` and 3 ``next_action_times``. Nothing is
+        called until the iteration starts; ``await client.list_schedules()`` (Temporal's
+        form) gives the same iterator.
+
+        Raises:
+            ValueError: ``query`` is given (filtering schedules by a visibility query is
+                not supported yet) or ``page_size`` is not 1..1000.
+        """
+        if query:
+            raise ValueError("query: filtering schedules by a visibility query is not supported yet; list them all "
+                             "and filter the entries")
+        return ScheduleAsyncIterator(self, page_size=page_size, next_page_token=next_page_token)
 
     # ------------------------------------------------------------------ namespaces
 

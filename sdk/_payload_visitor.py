@@ -17,7 +17,8 @@ passes. The role names what the payload *is*, the same at every hop it travels
 (a workflow's input in the start request, in ``WorkflowExecutionStarted``, in a
 child's initiated event and in a continue-as-new command is ``workflow.input``;
 an activity result is ``activity.result`` in the completion request and in
-``ActivityTaskCompleted``), so a codec that binds ciphertext to its context decodes
+``ActivityTaskCompleted``; a schedule action's input is ``workflow.input`` too, with the
+action's id prefix as its workflow), so a codec that binds ciphertext to its context decodes
 on one side what it encoded on the other. Roles: ``workflow.input``,
 ``workflow.result``, ``workflow.cancel_details``, ``workflow.terminate_details``,
 ``signal.input``, ``query.args``, ``query.result``, ``update.input``,
@@ -81,7 +82,7 @@ def _roles(role: str, *locations: str) -> None:
 _roles("workflow.input", "StartWorkflowExecutionRequest.input", "WorkflowExecutionStartedEventAttributes.input",
        "ContinueAsNewWorkflowExecutionCommandAttributes.input", "WorkflowExecutionContinuedAsNewEventAttributes.input",
        "StartChildWorkflowExecutionCommandAttributes.input",
-       "StartChildWorkflowExecutionInitiatedEventAttributes.input")
+       "StartChildWorkflowExecutionInitiatedEventAttributes.input", "ScheduleActionStartWorkflow.input")
 _roles("workflow.result", "CompleteWorkflowExecutionCommandAttributes.result",
        "WorkflowExecutionCompletedEventAttributes.result", "ChildWorkflowExecutionCompletedEventAttributes.result",
        "WorkflowExecutionStartedEventAttributes.last_completion_result")

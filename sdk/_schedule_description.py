@@ -22,6 +22,7 @@ __all__ = [
     "ScheduleDescription",
     "ScheduleInfo",
     "ScheduleListEntry",
+    "ScheduleListInfo",
 ]
 
 
@@ -89,6 +90,14 @@ class ScheduleDescription:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScheduleListInfo:
+    """What a listed schedule did and will do (Temporal's ``ScheduleListEntry.info``)."""
+
+    recent_actions: Sequence[ScheduleActionResult] = ()
+    next_action_times: Sequence[datetime] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class ScheduleListEntry:
     """One schedule as ``client.list_schedules()`` yields it.
 
@@ -106,3 +115,8 @@ class ScheduleListEntry:
     def __post_init__(self) -> None:
         object.__setattr__(self, "next_action_times", tuple(self.next_action_times))
         object.__setattr__(self, "recent_actions", tuple(self.recent_actions))
+
+    @property
+    def info(self) -> ScheduleListInfo:
+        """``recent_actions`` and ``next_action_times`` as Temporal's ``entry.info`` holds them."""
+        return ScheduleListInfo(self.recent_actions, self.next_action_times)

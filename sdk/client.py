@@ -25,12 +25,14 @@ from spindle._interceptor_client import (
 )
 from spindle._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle._raw_description import PendingActivityState
+from spindle._schedule_client import ScheduleAsyncIterator, ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
 from spindle._schedule_description import (
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionResult,
     ScheduleDescription,
     ScheduleInfo,
     ScheduleListEntry,
+    ScheduleListInfo,
 )
 from spindle._schedule_types import (
     Schedule,
@@ -43,8 +45,10 @@ from spindle._schedule_types import (
     ScheduleState,
 )
 from spindle._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle._schedule_wire import decoded_args
 from spindle.exceptions import (
     RPCError,
+    ScheduleAlreadyRunningError,
     WorkflowContinuedAsNewError,
     WorkflowFailureError,
     WorkflowUpdateFailedError,
@@ -90,4 +94,11 @@ __all__ = [
     "ScheduleActionResult",
     "ScheduleListEntry",
     "ScheduleActionExecutionStartWorkflow",
+    "ScheduleAsyncIterator",
+    "ScheduleListInfo",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
+    "ScheduleAlreadyRunningError",
+    "decoded_args",
 ]

@@ -40,6 +40,7 @@ __all__ = [
     "UpdateFailedError",
     "WorkflowUpdateRPCTimeoutOrCancelledError",
     "RPCError",
+    "ScheduleAlreadyRunningError",
     "WorkflowContextError",
 ]
 
@@ -306,6 +307,18 @@ class NamespaceNotFoundError(RPCError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, status="NOT_FOUND")
+
+
+class ScheduleAlreadyRunningError(RPCError):
+    """``create_schedule`` was refused: a schedule with this id exists in the namespace (Temporal's name).
+
+    Attributes:
+        schedule_id: the id that is taken.
+    """
+
+    def __init__(self, message: str = "Schedule already running", *, schedule_id: str = "") -> None:
+        super().__init__(message, status="ALREADY_EXISTS")
+        self.schedule_id = schedule_id
 
 
 class QueryFailedError(SpindleError):

@@ -7,6 +7,9 @@
 - :class:`ExecutionBrowser` — filter executions with the list-filter language,
   status counts (``client.count_workflows_by``), paging with page tokens
   (``client.list_workflows_page``); open any row as a ``HistoryGraph``.
+- :class:`ScheduleView` — a schedule's state, when it acts, its recent actions
+  (with the runs they started) and its next action times
+  (``ExecutionBrowser(client, scheduled_by=id)`` lists those runs).
 - :class:`DagView` — a YAML DAG (``spindle.dsl.load``, or the DAG an execution
   carries, via ``spindle.dsl.from_json``) as a graph, each step coloured by its
   state in an execution (exact, from the interpreter's ``DslStep`` markers).
@@ -23,5 +26,6 @@ from spindle.widgets._background import BackgroundEventLoop, background
 from spindle.widgets._browser import ExecutionBrowser
 from spindle.widgets._dag_view import DagView
 from spindle.widgets._history_graph import HistoryGraph
+from spindle.widgets._schedule_view import ScheduleView
 
-__all__ = ["BackgroundEventLoop", "DagView", "ExecutionBrowser", "HistoryGraph", "background"]
+__all__ = ["BackgroundEventLoop", "DagView", "ExecutionBrowser", "HistoryGraph", "ScheduleView", "background"]

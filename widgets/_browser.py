@@ -17,7 +17,7 @@ from spindle.widgets._export import export_html
 from spindle.widgets._history_graph import HistoryGraph
 from spindle.widgets._svg import PALETTE, escape, status_badge
 
-__all__ = ["ExecutionBrowser", "STATUS_NAMES", "split_query"]
+__all__ = ["ExecutionBrowser", "STATUS_NAMES", "scheduled_by_query", "split_query"]
 
 #: Visibility names of the execution statuses, in display order.
 STATUS_NAMES: tuple[str, ...] = ("Running", "Completed", "Failed", "Canceled", "Terminated", "ContinuedAsNew",
@@ -51,6 +51,20 @@ def split_query(query: str) -> tuple[str, str]:
     return query.strip(), ""
 
 
+def scheduled_by_query(query: str, schedule_id: str | None) -> str:
+    """``query`` narrowed to the runs the schedule ``schedule_id`` started (``ScheduledById = '...'``).
+
+    The user's filter is kept in parentheses and its ``ORDER BY`` / ``GROUP BY`` tail after
+    the combined filter; ``None`` or ``""`` leaves the query as it is.
+    """
+    if not schedule_id:
+        return query
+    condition = "ScheduledById = '" + schedule_id.replace("'", "''") + "'"
+    where, tail = split_query(query)
+    combined = f"{condition} AND ({where})" if where else condition
+    return f"{combined} {tail}".strip()
+
+
 def _status_name(desc: Any) -> str:
     status = getattr(desc, "status", None)
     return str(getattr(status, "name", status or "")).replace("_", " ").title().replace(" ", "")
@@ -74,6 +88,8 @@ class ExecutionBrowser(w.VBox):
         query: the initial list-filter query (``""`` lists everything).
         page_size: rows per page.
         live_graphs: whether opened ``HistoryGraph`` widgets follow running executions.
+        scheduled_by: show only the runs this schedule started (``ScheduledById``); the
+            "schedule" box changes it (empty: every execution).
         loop: the event loop the client belongs to (default: the loop running in
             this thread, else the widgets' background loop).
 
@@ -89,9 +105,10 @@ class ExecutionBrowser(w.VBox):
     """
 
     def __init__(self, client: Any, query: str = "", *, page_size: int = 20, live_graphs: bool = True,
-                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+                 scheduled_by: str | None = None, loop: asyncio.AbstractEventLoop | None = None) -> None:
         super().__init__(layout=w.Layout(width="100%"))
         self.client = client
+        self.scheduled_by = scheduled_by or None
         self.page_size = page_size
         self.live_graphs = live_graphs
         self._runner = Runner(loop)
@@ -124,6 +141,17 @@ class ExecutionBrowser(w.VBox):
         self.query_box.value = query
         await self.refresh()
 
+    async def set_scheduled_by(self, schedule_id: str | None) -> None:
+        """Show only the runs the schedule ``schedule_id`` started (``None``: every execution), and reload."""
+        self.scheduled_by = schedule_id or None
+        self.schedule_box.value = schedule_id or ""
+        await self.refresh()
+
+    @property
+    def effective_query(self) -> str:
+        """The query sent to the server: :attr:`query`, narrowed by :attr:`scheduled_by` if set."""
+        return scheduled_by_query(self.query, self.scheduled_by)
+
     async def goto(self, page: int) -> None:
         """Show page ``page`` (0-based; clamped to the pages that exist)."""
         await self._runner.call(lambda: self._locked(lambda: self._goto(page)))
@@ -155,7 +183,7 @@ class ExecutionBrowser(w.VBox):
         height = 60 + row_h * (len(self.rows) + 1)
         out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="spindle-browser" width="{width}" height="{height}" '
                f'font-family="sans-serif" font-size="12"><rect width="{width}" height="{height}" fill="#fff"/>',
-               f'<text x="8" y="18" font-weight="600">{escape(self.query or "all executions")} · '
+               f'<text x="8" y="18" font-weight="600">{escape(self.effective_query or "all executions")} · '
                f'{self.total if self.total is not None else "?"} matching</text>']
         x = 8.0
         for name in STATUS_NAMES:
@@ -191,6 +219,8 @@ class ExecutionBrowser(w.VBox):
     def _build_widgets(self) -> None:
         self.query_box = w.Text(value=self.query, placeholder="WorkflowType = 'Order' AND ExecutionStatus = 'Running'",
                                 continuous_update=False, layout=w.Layout(width="70%"))
+        self.schedule_box = w.Text(value=self.scheduled_by or "", placeholder="schedule id", continuous_update=False,
+                                   layout=w.Layout(width="20%"), tooltip="only runs this schedule started")
         self.apply_button = w.Button(description="filter", layout=w.Layout(width="90px"))
         self.error_view = w.HTML()
         self.counts_view = w.HTML()
@@ -199,15 +229,17 @@ class ExecutionBrowser(w.VBox):
         self.next_button = w.Button(description="next ▶", layout=w.Layout(width="80px"))
         self.page_label = w.HTML()
         self.detail = w.VBox()
-        self.children = [w.HBox([self.query_box, self.apply_button]), self.error_view, self.counts_view, self.table,
+        self.children = [w.HBox([self.query_box, self.schedule_box, self.apply_button]), self.error_view, self.counts_view, self.table,
                          w.HBox([self.prev_button, self.page_label, self.next_button]), self.detail]
         self.apply_button.on_click(lambda _b: self._submit())
         self.query_box.observe(lambda _c: self._submit(), names="value")
+        self.schedule_box.observe(lambda _c: self._submit(), names="value")
         self.prev_button.on_click(lambda _b: self._spawn_goto(self.page - 1))
         self.next_button.on_click(lambda _b: self._spawn_goto(self.page + 1))
 
     def _submit(self) -> None:
         self.query = self.query_box.value
+        self.scheduled_by = self.schedule_box.value.strip() or None
         self._task.cancel()  # a reload replaces whatever was loading
         self._task = self._runner.spawn(lambda: self._locked(self._reload))
 
@@ -228,7 +260,7 @@ class ExecutionBrowser(w.VBox):
         self.status_counts, self.total = {}, None
         self.error_view.value = "<i>loading…</i>"
         try:
-            counts = await self.client.count_workflows_by(self.query)  # one call: the server's GROUP BY
+            counts = await self.client.count_workflows_by(self.effective_query)  # one call: the server's GROUP BY
         except Exception as error:  # noqa: BLE001 - the query is the user's; show why it is wrong
             await self._show_query_error(error)
             return
@@ -246,7 +278,7 @@ class ExecutionBrowser(w.VBox):
         the parser's message about the query as typed (only on this error path).
         """
         try:
-            await self.client.count_workflows(self.query)
+            await self.client.count_workflows(self.effective_query)
         except Exception as plain:  # noqa: BLE001 - the message to show
             error = plain
         self._show_error(getattr(error, "message", None) or str(error))
@@ -258,7 +290,7 @@ class ExecutionBrowser(w.VBox):
             if self._last_page is not None:
                 page = min(page, self._last_page)
             index = min(page, len(self._tokens) - 1)
-            rows, token = await self.client.list_workflows_page(self.query, page_size=self.page_size,
+            rows, token = await self.client.list_workflows_page(self.effective_query, page_size=self.page_size,
                                                                 next_page_token=self._tokens[index])
             if not rows and index > 0:  # the previous page ended exactly at the last row
                 self._last_page = index - 1
@@ -285,7 +317,7 @@ class ExecutionBrowser(w.VBox):
         if self.error_position is not None:
             caret = "\n" + " " * self.error_position + "^"
         self.error_view.value = (f"<pre class='spindle-query-error' style='color:#c62828;background:#fff5f5;"
-                                 f"padding:4px;margin:2px 0'>{escape(self.query)}{caret}\n{escape(message)}</pre>")
+                                 f"padding:4px;margin:2px 0'>{escape(self.effective_query)}{caret}\n{escape(message)}</pre>")
         self.counts_view.value = ""
         self.table.children = []
         self.page_label.value = ""

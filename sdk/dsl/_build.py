@@ -17,6 +17,8 @@ from spindle.dsl._errors import DslError, Pos
 from spindle.dsl._expressions import Expression, ExpressionError, split_template, whole_expression
 from spindle.dsl._model import (
     INPUT_TYPES,
+    json_type,
+    value_matches,
     TRIGGER_RULES,
     ActivityCall,
     ChildWorkflowCall,
@@ -48,7 +50,8 @@ __all__ = [
     "value_matches",
 ]
 
-HEADER_KEYS = ("name", "version", "description", "task_queue", "inputs", "outputs", "steps", "compensate")
+HEADER_KEYS = ("name", "version", "description", "task_queue", "inputs", "outputs", "steps", "compensate",
+               "schedule")
 INPUT_KEYS = ("type", "required", "default", "description")
 KIND_KEYS = ("activity", "workflow", "sleep", "wait_for_signal", "set", "fail")
 KIND_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -102,31 +105,6 @@ T = TypeVar("T")
 
 class _Invalid(Exception):
     """Internal: abandon the value being built (the error is already recorded)."""
-
-
-def value_matches(value: Any, type_name: str) -> bool:
-    """True if ``value`` (JSON data) is of the DSL input type ``type_name``."""
-    if type_name == "string":
-        return isinstance(value, str)
-    if type_name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if type_name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if type_name == "boolean":
-        return isinstance(value, bool)
-    if type_name == "array":
-        return isinstance(value, list)
-    if type_name == "object":
-        return isinstance(value, dict)
-    return False
-
-
-def json_type(value: Any) -> str:
-    """The DSL type name of a JSON value, for error messages."""
-    for name in ("boolean", "integer", "number", "string", "array", "object"):
-        if value_matches(value, name):
-            return name
-    return "null" if value is None else type(value).__name__
 
 
 def _suggest(key: str, candidates: Iterable[str]) -> str:
@@ -268,6 +246,11 @@ class _Builder:
         compensate: tuple[Compensation, ...] = ()
         if "compensate" in top.items:
             compensate = self.attempt(lambda: self.compensations(top.items["compensate"])) or ()
+        schedule = None
+        if "schedule" in top.items:
+            from spindle.dsl._schedule_block import build_schedule_block
+
+            schedule = self.attempt(lambda: build_schedule_block(self, top.items["schedule"], inputs or ()))
         if self.errors or name is None or steps is None:
             return None
         return WorkflowDag(
@@ -279,6 +262,7 @@ class _Builder:
             steps=steps,
             outputs=outputs,
             compensate=compensate,
+            schedule=schedule,
             file=self.file,
             source=Source(
                 top.pos,

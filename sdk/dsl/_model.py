@@ -19,6 +19,9 @@ from spindle.dsl._errors import Pos
 from spindle.dsl._expressions import Expression
 
 __all__ = [
+    "ScheduleBlock",
+    "json_type",
+    "value_matches",
     "FORMAT",
     "INPUT_TYPES",
     "TRIGGER_RULES",
@@ -66,6 +69,31 @@ class ExprSite:
     key: str
     expression: Expression
     pos: Pos
+
+
+def value_matches(value: Any, type_name: str) -> bool:
+    """True if ``value`` (JSON data) is of the DSL input type ``type_name``."""
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_name == "boolean":
+        return isinstance(value, bool)
+    if type_name == "array":
+        return isinstance(value, list)
+    if type_name == "object":
+        return isinstance(value, dict)
+    return False
+
+
+def json_type(value: Any) -> str:
+    """The DSL type name of a JSON value, for error messages."""
+    for name in ("boolean", "integer", "number", "string", "array", "object"):
+        if value_matches(value, name):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 @dataclass(frozen=True)
@@ -215,6 +243,25 @@ class Compensation:
 
 
 @dataclass(frozen=True)
+class ScheduleBlock:
+    """A document's optional ``schedule:`` block: when ``spindle dsl schedule`` starts it.
+
+    Not part of the compiled DAG (an execution does not carry it and it does not change
+    the definition hash): it says when to start the workflow, not what it does.
+    ``intervals`` are ``(every, offset)`` in whole seconds.
+    """
+
+    id: str | None = None
+    cron: tuple[str, ...] = ()
+    intervals: tuple[tuple[int, int], ...] = ()
+    time_zone: str | None = None
+    inputs: dict[str, Any] | None = None
+    overlap: str | None = None
+    jitter: float | None = None
+    pos: Pos | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class WorkflowDag:
     """A whole YAML workflow, validated."""
 
@@ -228,6 +275,8 @@ class WorkflowDag:
     compensate: tuple[Compensation, ...] = ()
     file: str | None = field(default=None, compare=False)
     source: Source | None = field(default=None, compare=False, repr=False)
+    #: The ``schedule:`` block, if any (not part of the compiled DAG or its hash).
+    schedule: ScheduleBlock | None = field(default=None, compare=False)
 
     def step(self, step_id: str) -> Step:
         """The step with this id (``KeyError`` if none)."""

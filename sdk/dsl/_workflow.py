@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from spindle.dsl._graph import build_graph, to_dot, to_svg, to_text
-from spindle.dsl._model import InputSpec, WorkflowDag, dag_to_json, definition_hash
+from spindle.dsl._model import InputSpec, ScheduleBlock, WorkflowDag, dag_to_json, definition_hash
 from spindle.dsl._validate import check_inputs
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ class DslWorkflow:
     def inputs(self) -> tuple[InputSpec, ...]:
         """The declared inputs."""
         return self.dag.inputs
+
+    @property
+    def schedule(self) -> ScheduleBlock | None:
+        """The document's ``schedule:`` block (what ``spindle dsl schedule`` uses where its flags are absent)."""
+        return self.dag.schedule
 
     @property
     def file(self) -> str | None:

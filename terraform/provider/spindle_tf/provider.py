@@ -58,7 +58,7 @@ def effective_config(config: Mapping[str, Any], environ: Mapping[str, str] | Non
 
 
 class SpindleProvider(Provider):
-    """Terraform provider for Spindle (``spindle_namespace``, ``spindle_api_key`` and two data sources)."""
+    """Terraform provider for Spindle (``spindle_namespace``, ``spindle_api_key``, ``spindle_schedule`` and two data sources)."""
 
     def __init__(self) -> None:
         self.connection: Any = None  # a SpindleConnection once configured (import deferred: it loads the stubs)
@@ -178,6 +178,7 @@ class SpindleProvider(Provider):
         """``spindle_namespace`` and ``spindle_api_key``."""
         from .api_keys import ApiKeyResource
         from .resources import NamespaceResource
+        from .schedules import ScheduleResource
 
-        return [NamespaceResource, ApiKeyResource]
+        return [NamespaceResource, ApiKeyResource, ScheduleResource]
 
