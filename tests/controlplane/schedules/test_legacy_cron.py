@@ -19,7 +19,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.exceptions import ApplicationError, RPCError
 from spindle.testing import Replayer
 
-from conftest import Stores
+from schedule_stores import Stores
 from spindle_procs import raw_history
 
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=timezone.utc)

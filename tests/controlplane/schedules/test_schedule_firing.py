@@ -19,7 +19,7 @@ from spindle.controlplane.api import service_pb2 as svc
 from spindle.converter import DataConverter
 from spindle.exceptions import ApplicationError
 
-from conftest import Stores
+from schedule_stores import Stores
 
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=timezone.utc)
 HOUR_MS = 3_600_000
