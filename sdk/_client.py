@@ -720,7 +720,7 @@ class Client:
             id_reuse_policy=id_reuse_policy, id_conflict_policy=id_conflict_policy,
             execution_timeout=execution_timeout, run_timeout=run_timeout, task_timeout=task_timeout, memo=memo,
             search_attributes=search_attributes, start_delay=start_delay, start_signal=signal_name,
-            start_signal_args=start_signal_args, request_id=request_id)))
+            start_signal_args=start_signal_args, request_id=request_id, cron_schedule=cron_schedule)))
 
     async def _start_workflow(self, input: StartWorkflowInput) -> WorkflowHandle[Any]:
         """The end of the interceptor chain for :meth:`start_workflow`."""
@@ -744,7 +744,7 @@ class Client:
             workflow_id_reuse_policy=int(id_reuse_policy),  # type: ignore[arg-type]
             workflow_id_conflict_policy=int(id_conflict_policy),  # type: ignore[arg-type]
             workflow_start_delay_ms=_ms(start_delay),
-            cron_schedule=cron_schedule,
+            cron_schedule=input.cron_schedule,
         )
         for k, v in self._payload_map(memo).items():
             start.memo.fields[k].CopyFrom(v)

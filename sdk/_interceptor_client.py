@@ -49,6 +49,7 @@ class StartWorkflowInput:
     start_signal: str | None = None
     start_signal_args: Sequence[Any] = ()
     request_id: str | None = None
+    cron_schedule: str = ""
 
 
 @dataclasses.dataclass
