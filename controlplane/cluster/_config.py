@@ -20,7 +20,7 @@ Example::
       listen: 0.0.0.0:7234
       advertise: 10.0.0.5:7234      # what peers dial (stored in the membership row)
       tls: {cert_file: member.crt, key_file: member.key, ca_file: cluster-ca.crt, server_name: spindle-member}
-    metrics: {listen: 0.0.0.0:9090}  # Prometheus metrics at http://HOST:PORT/metrics (absent: not recorded)
+    metrics: {listen: 0.0.0.0:9090}  # Prometheus metrics at http://HOST:PORT/metrics (the default; listen "": off)
 
 ``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
 present an API key or a known client certificate; ``{mode: none}`` must be written out to
@@ -53,6 +53,10 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 class ConfigError(ValueError):
     """The configuration file is invalid; the message names the key."""
+
+
+#: Where ``server start`` serves Prometheus metrics when the file has no ``metrics:`` section.
+DEFAULT_METRICS_LISTEN = "0.0.0.0:9090"
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,8 @@ class ClusterConfig:
     #: The internal listener (``internal:``); the default is loopback-only, port chosen at start.
     internal: InternalConfig = field(default_factory=InternalConfig)
     #: Where Prometheus metrics are served (``metrics: {listen: HOST:PORT}``); "" = not recorded nor served.
-    #: Off unless configured: members sharing a machine (tests, development) would collide on a fixed port.
+    #: A configuration file without ``metrics:`` gets ``DEFAULT_METRICS_LISTEN`` (``server start`` serves
+    #: metrics by default); code that builds a ``ClusterConfig`` itself (tests, embedding) gets none.
     metrics_listen: str = ""
 
     def server_config(self) -> ServerConfig:
@@ -294,10 +299,10 @@ def parse_config(data: object) -> ClusterConfig:
                 "listener with mutual TLS, e.g. internal: {listen: 0.0.0.0:7234, advertise: HOST:7234, "
                 "tls: {cert_file, key_file, ca_file}} (see controlplane/cluster/README.md)")
         internal = _internal(data.get("internal"), public_tls)
-    metrics = data.get("metrics") or {}
+    metrics = data.get("metrics", {"listen": DEFAULT_METRICS_LISTEN})
     if not isinstance(metrics, dict) or set(metrics) - {"listen"}:
         raise ConfigError("metrics: expected {listen: HOST:PORT} (listen \"\" turns metrics off)")
-    metrics_listen = str(metrics.get("listen") or "")
+    metrics_listen = str(metrics.get("listen", DEFAULT_METRICS_LISTEN) or "")
     if metrics_listen:
         try:
             parse_listen(metrics_listen, "metrics.listen")

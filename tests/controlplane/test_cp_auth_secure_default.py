@@ -97,6 +97,7 @@ def free_port() -> int:
 def config(tmp_path: Path, auth: str | None, listen: str = "127.0.0.1:0") -> str:
     path = tmp_path / "spindle.yaml"
     text = f"store: {{sqlite: {{path: '{tmp_path / 'c.db'}'}}}}\nnum_shards: 2\nlisten: '{listen}'\n"
+    text += "metrics: {listen: '127.0.0.1:0'}\n"
     if auth is not None:
         text += f"auth: {auth}\n"
     path.write_text(text)

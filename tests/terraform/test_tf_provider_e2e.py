@@ -379,6 +379,7 @@ class AuthServer:
         self.key_file = tmp / "admin-key"
         cfg = tmp / "spindle.yaml"
         cfg.write_text(f"store: {{sqlite: {{path: '{tmp / 'auth.db'}'}}}}\nnum_shards: 2\nlisten: '127.0.0.1:0'\n"
+                       "metrics: {listen: '127.0.0.1:0'}\n"
                        f"auth: {{mode: api_keys, bootstrap_admin_key_file: '{self.key_file}'}}\n")
         self.log = open(tmp / "server.log", "w")
         self.proc = subprocess.Popen([SPINDLE, "server", "start", "--config", str(cfg)], stdout=subprocess.PIPE,

@@ -29,7 +29,7 @@ def write_config(path: Path, *, project: str, instance: str, database: str, memb
         "store": {"spanner": {"project": project, "instance": instance, "database": database}},
         "num_shards": num_shards, "listen": "127.0.0.1:0", "member_id": member_id,
         "lease": {"ttl": f"{ttl}s", "renew_interval": f"{renew}s"}, "server": server, "log_level": "info",
-        "auth": {"mode": "none"},
+        "auth": {"mode": "none"}, "metrics": {"listen": "127.0.0.1:0"},  # several members on one machine
     }
     if tls is not None:
         doc["tls"] = tls

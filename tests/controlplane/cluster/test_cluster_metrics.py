@@ -17,7 +17,9 @@ def base(tmp_path: Path) -> dict:
 
 
 def test_metrics_listen_is_checked(tmp_path: Path) -> None:
-    assert parse_config(base(tmp_path)).metrics_listen == ""
+    # server start serves metrics unless the file turns them off (issue 18: "on in server start")
+    assert parse_config(base(tmp_path)).metrics_listen == "0.0.0.0:9090"
+    assert parse_config({**base(tmp_path), "metrics": {"listen": ""}}).metrics_listen == ""
     assert parse_config({**base(tmp_path), "metrics": {"listen": "0.0.0.0:9090"}}).metrics_listen == "0.0.0.0:9090"
     with pytest.raises(ConfigError, match=r"metrics.listen: '9090' must be HOST:PORT"):
         parse_config({**base(tmp_path), "metrics": {"listen": "9090"}})

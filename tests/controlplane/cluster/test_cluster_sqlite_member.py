@@ -67,7 +67,8 @@ async def test_spindle_server_start_with_a_sqlite_config(tmp_path: Path) -> None
     cfg = tmp_path / "member.yaml"
     cfg.write_text(yaml.safe_dump({"store": {"sqlite": {"path": str(tmp_path / "m.db")}}, "num_shards": 4,
                                    "listen": "127.0.0.1:0", "member_id": "solo", "namespaces": ["default", "scratch"],
-                                   "auth": {"mode": "none"}, "log_level": "info"}))
+                                   "auth": {"mode": "none"}, "log_level": "info",
+                                   "metrics": {"listen": "127.0.0.1:0"}}))
     member = Member(cfg, {}).start().wait_listening()
     try:
         client = await Client.connect(member.address)
