@@ -194,3 +194,68 @@ async def test_bad_input_is_refused_by_every_path_of_a_cluster(cluster: list[Clu
         await h.terminate("done")
     finally:
         await client.close()
+
+
+async def test_a_schedule_on_one_member_is_woken_by_the_close_of_its_run_on_another(cluster: list[ClusterNode]) -> None:
+    """BUFFER_ONE: the second backfilled action waits for the first run; that run lives on another member's
+    shard, and its close reaches the schedule's owner through the internal op ``schedule_run_closed``."""
+    from datetime import datetime, timezone
+
+    from spindle import workflow
+    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.controlplane.api import service_pb2 as svc
+
+    @workflow.defn(name="sched_waiter")
+    class Waiter:
+        def __init__(self) -> None:
+            self.go = False
+
+        @workflow.run
+        async def run(self) -> None:
+            await workflow.wait_condition(lambda: self.go)
+
+        @workflow.signal
+        def release(self) -> None:
+            self.go = True
+
+    a, b, _ = cluster
+    ns_id = a.engine.namespaces.get("default").id
+    sid = next(s for s in (f"sched-{i}" for i in range(1000)) if a.engine.shard_id_of(ns_id, s) in a.engine.shards)
+    first = "2020-01-01T00:00:00Z"
+    prefix = next(p for p in (f"cross-{i}" for i in range(1000))
+                  if a.engine.shard_id_of(ns_id, f"{p}-{first}") not in a.engine.shards)
+    tq = "tq-" + uuid.uuid4().hex[:6]
+    client = await Client.connect(b.address)
+    try:
+        stub = client.stub
+        await stub.CreateSchedule(svc.CreateScheduleRequest(namespace="default", schedule_id=sid, schedule=pb.Schedule(
+            spec=pb.ScheduleSpec(intervals=[pb.ScheduleIntervalSpec(every_ms=3_600_000)],
+                                 end_at_ms=int(datetime(2020, 1, 2, tzinfo=timezone.utc).timestamp() * 1000)),
+            action=pb.ScheduleActionStartWorkflow(workflow_id=prefix, workflow_type="sched_waiter", task_queue=tq),
+            policies=pb.SchedulePolicies(overlap_policy=pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE))))
+        t0 = int(datetime(2020, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
+        await stub.PatchSchedule(svc.PatchScheduleRequest(namespace="default", schedule_id=sid, patch=svc.SchedulePatch(
+            backfill_request=[svc.ScheduleBackfillRequest(start_time_ms=t0, end_time_ms=t0 + 3_600_000)])))
+
+        async def described() -> svc.DescribeScheduleResponse:
+            return await stub.DescribeSchedule(svc.DescribeScheduleRequest(namespace="default", schedule_id=sid))
+
+        async with Worker(client, task_queue=tq, workflows=[Waiter]):
+            for _ in range(200):
+                if (await described()).info.action_count == 1:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            d = await described()
+            assert d.info.action_count == 1 and [e.workflow_id for e in d.info.running_workflows] == [f"{prefix}-{first}"]
+            await client.get_workflow_handle(f"{prefix}-{first}").signal(Waiter.release)
+            for _ in range(400):
+                d = await described()
+                if d.info.action_count == 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert [a_.workflow_id for a_ in d.info.recent_actions] == [f"{prefix}-{first}",
+                                                                        f"{prefix}-2020-01-01T01:00:00Z"]
+            await client.get_workflow_handle(f"{prefix}-2020-01-01T01:00:00Z").signal(Waiter.release)
+    finally:
+        await client.close()
