@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
+from spanner_emulator import SpannerTestInstance
 
 from spindle import Client, ResetType, Worker, WorkflowExecutionStatus, activity, workflow
 from spindle.controlplane.api import messages_pb2 as pb
@@ -23,8 +23,6 @@ from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError
 from spindle.testing import Replayer
 
 pytestmark = pytest.mark.timeout(120)
-
-spanner_instance = spanner_instance_fixture()
 
 
 @pytest.fixture(params=["sqlite", "spanner"])
@@ -314,7 +312,6 @@ async def test_bad_event_ids_get_invalid_argument_naming_the_allowed_events_and_
     assert d.run_id == run and d.status is WorkflowExecutionStatus.RUNNING
     assert [e.SerializeToString() for e in await raw_events(client, "collect-bad", run)] == \
         [e.SerializeToString() for e in before]
-
 
 
 # ---------------------------------------------------------------------- what was pending at the point

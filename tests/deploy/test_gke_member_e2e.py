@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
+from spanner_emulator import SpannerTestInstance
 
 from deploy_helpers import HEALTHCHECK_SCRIPT, TFVARS, evaluate, render_in_pod, write_secrets
 
 pytestmark = pytest.mark.timeout(240)
-spanner_instance = spanner_instance_fixture()
 SPINDLE = str(Path(sys.executable).parent / "spindle")
 
 

@@ -12,9 +12,6 @@ from pathlib import Path
 import pytest
 
 from schedule_stores import Stores
-from spanner_emulator import spanner_instance_fixture
-
-spanner_instance = spanner_instance_fixture()
 
 
 @pytest.fixture(params=["sqlite", "spanner"])

@@ -8,13 +8,11 @@ from typing import Any
 
 import pytest
 
-from spanner_emulator import SpannerTestInstance, spanner_instance_fixture
+from spanner_emulator import SpannerTestInstance
 
 from spindle.controlplane.store import Store
 
 NUM_SHARDS = 4
-
-spanner_instance = spanner_instance_fixture()
 
 
 @pytest.fixture(params=["sqlite", "spanner"])
