@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine and runs it.
-#   bash scripts/test.sh [pytest args...]
+#   bash scripts/test.sh [pytest args...]   (SPINDLE_TEST_SERIAL=1: one process, no workers)
 # - Debian packages: chromium (the widget tests render in a real headless browser).
 #   The Cloud Spanner emulator (google-cloud-cli-spanner-emulator) and terraform 1.11 come
 #   with the machine image; the tests start and stop the emulator themselves.
@@ -27,4 +27,23 @@ PYTHON=.venv/bin/python scripts/gen_proto.sh --check
 # In CI the Cloud Spanner tests must run: a missing emulator fails them instead of skipping.
 if [ -n "${CI:-}" ]; then export SPINDLE_REQUIRE_SPANNER=1; fi
 
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two parts (SPINDLE_TEST_SERIAL=1: everything in one process instead):
+# 1. every test not marked `serial`, in 2 worker processes (pytest-xdist; a file's tests stay on one
+#    worker, so module fixtures are built once). Most tests wait on servers and subprocesses, not on
+#    the CPU: two workers halve the wall time on a 2-core machine.
+# 2. the `serial` tests (they kill processes on a timer or assert on throughput; tests/conftest.py
+#    SERIAL) alone, so the parallel part cannot starve them.
+PYTEST=(.venv/bin/python -m pytest -q -p no:cacheprovider)
+if [ -n "${SPINDLE_TEST_SERIAL:-}" ]; then
+  exec "${PYTEST[@]}" "$@"
+fi
+set +e
+"${PYTEST[@]}" -n 2 --dist loadfile -m "not serial" "$@"; parallel=$?
+"${PYTEST[@]}" -m serial "$@"; serial=$?
+set -e
+# exit code 5 = no test selected in that part (e.g. a path with no serial test in it)
+if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi
+for rc in "$parallel" "$serial"; do
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+done
+exit 0
