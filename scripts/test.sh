@@ -32,14 +32,16 @@ if [ -n "${CI:-}" ]; then export SPINDLE_REQUIRE_SPANNER=1; fi
 #    worker, so module fixtures are built once). Most tests wait on servers and subprocesses, not on
 #    the CPU: two workers halve the wall time on a 2-core machine.
 # 2. the `serial` tests (they kill processes on a timer or assert on throughput; tests/conftest.py
-#    SERIAL) alone, so the parallel part cannot starve them.
+#    SERIAL) alone, so the parallel part cannot starve them. A failed one is run once more, and both
+#    runs are reported ("R" in the progress line, "rerun" in the summary): a lease takeover after
+#    kill -9 still misses its time bound now and then on a 2-core machine (see the closing note).
 PYTEST=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 if [ -n "${SPINDLE_TEST_SERIAL:-}" ]; then
   exec "${PYTEST[@]}" "$@"
 fi
 set +e
 "${PYTEST[@]}" -n 2 --dist loadfile -m "not serial" "$@"; parallel=$?
-"${PYTEST[@]}" -m serial "$@"; serial=$?
+"${PYTEST[@]}" -m serial --reruns 1 --reruns-delay 2 "$@"; serial=$?
 set -e
 # exit code 5 = no test selected in that part (e.g. a path with no serial test in it)
 if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi

@@ -115,7 +115,9 @@ async def test_kill9_server_loop(tmp_path: Path) -> None:
         await retry_unacked()
         assert not unacked, f"starts still refused with the server up: {sorted(unacked)[:10]}"
         total = len(acked)
-        assert total > CYCLES * 20, f"only {total} workflows were started: the load did not run"
+        # A guard against a load that did not run (0 starts), not a speed target: most of each short cycle goes
+        # to the restarted server's first calls; 404-427 starts were seen on a busy 2-core machine.
+        assert total > CYCLES * 10, f"only {total} workflows were started: the load did not run"
         print(f"{total} workflows started; {found_on_retry} starts whose reply was lost had been committed; "
               f"start errors {dict(errors)}; worker restarts {worker_restarts}")
 
