@@ -9,7 +9,6 @@ runs until SIGTERM or SIGKILL.
 from __future__ import annotations
 
 import asyncio
-import collections
 import signal
 import sys
 from datetime import timedelta
@@ -17,52 +16,11 @@ from datetime import timedelta
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 
-from spindle import Client, RetryPolicy, activity, workflow
+from spindle import Client
 from spindle.contrib.opentelemetry import TracingInterceptor
 from spindle.worker import Worker
 
-attempts: collections.Counter[str] = collections.Counter()
-
-
-@activity.defn
-async def greet(name: str) -> str:
-    return f"hello {name}"
-
-
-@activity.defn
-async def flaky(key: str) -> str:
-    attempts[key] += 1
-    if attempts[key] < 2:
-        raise RuntimeError("first attempt fails")
-    return "ok"
-
-
-@workflow.defn
-class TracedChild:
-    @workflow.run
-    async def run(self, name: str) -> str:
-        return await workflow.execute_activity(greet, name, start_to_close_timeout=timedelta(seconds=10))
-
-
-@workflow.defn
-class TracedParent:
-    def __init__(self) -> None:
-        self.go = False
-
-    @workflow.signal
-    def proceed(self) -> None:
-        self.go = True
-
-    @workflow.run
-    async def run(self, key: str) -> list[str]:
-        a = await workflow.execute_activity(greet, "a", start_to_close_timeout=timedelta(seconds=10))
-        await workflow.wait_condition(lambda: self.go)
-        b = await workflow.execute_activity(
-            flaky, key, start_to_close_timeout=timedelta(seconds=10),
-            retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=10), maximum_attempts=3))
-        c = await workflow.execute_child_workflow(TracedChild.run, "child", id=f"{workflow.info().workflow_id}-child")
-        return [a, b, c]
-
+from tracing_workflows import TracedChild, TracedParent, flaky, greet  # this folder: sys.path[0]
 
 async def main(address: str, task_queue: str, span_file: str) -> None:
     out = open(span_file, "a", buffering=1)

@@ -18,59 +18,13 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
-from spindle import activity, workflow  # noqa: E402
+from spindle import workflow  # noqa: E402
 from spindle.client import Client  # noqa: E402
 from spindle.contrib.opentelemetry import TracingInterceptor  # noqa: E402
 from spindle.testing import Replayer  # noqa: E402
 from spindle.worker import Worker  # noqa: E402
 
-attempts: collections.Counter[str] = collections.Counter()
-
-
-@activity.defn
-async def greet(name: str) -> str:
-    return f"hello {name}"
-
-
-@activity.defn
-async def flaky(key: str) -> str:
-    attempts[key] += 1
-    if attempts[key] < 2:
-        raise RuntimeError("first attempt fails")
-    return "ok"
-
-
-@workflow.defn
-class TracedChild:
-    @workflow.run
-    async def run(self, name: str) -> str:
-        return await workflow.execute_activity(greet, name, start_to_close_timeout=timedelta(seconds=10))
-
-
-@workflow.defn
-class TracedParent:
-    def __init__(self) -> None:
-        self.go = False
-
-    @workflow.signal
-    def proceed(self) -> None:
-        self.go = True
-
-    @workflow.run
-    async def run(self, key: str, wait: bool) -> list[str]:
-        a = await workflow.execute_activity(greet, "a", start_to_close_timeout=timedelta(seconds=10))
-        if wait:
-            await workflow.wait_condition(lambda: self.go)
-        b = await workflow.execute_activity(flaky, key, start_to_close_timeout=timedelta(seconds=10),
-                                            retry_policy=_fast_retry())
-        c = await workflow.execute_child_workflow(TracedChild.run, "child", id=f"{workflow.info().workflow_id}-child")
-        return [a, b, c]
-
-
-def _fast_retry() -> object:
-    from spindle import RetryPolicy
-
-    return RetryPolicy(initial_interval=timedelta(milliseconds=10), maximum_attempts=3)
+from tracing_workflows import TracedChild, TracedParent, flaky, greet  # noqa: E402
 
 
 @pytest.fixture
