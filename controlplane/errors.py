@@ -137,3 +137,12 @@ class DeadlineExceeded(ServiceError):
 
 class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
+
+
+class ShardNotOwned(Unavailable):
+    """This process does not own the workflow's shard (never did, no longer does, or has not opened it yet).
+
+    Nothing was loaded or written; the call is safe to retry at the shard's owner (a cluster
+    member's router does so). Background work of a shard that moved stops on it quietly: the
+    lease manager reports the loss once per shard.
+    """

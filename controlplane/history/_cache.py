@@ -6,6 +6,13 @@ pattern: take the workflow id's lock (``locked``), get the run's state (``load``
 commit. A failed commit evicts the state (``evict``), so a half-applied change is never
 reused; the next operation reloads it from the store.
 
+Only runs of shards this process owns (and has opened) are loaded: ``load``, ``resolve``
+and ``current_run_id`` raise ShardNotOwned before reading anything otherwise. A cluster
+member lists itself as a shard's owner as soon as it claims the lease, but serves the
+shard only once its engine opened it; an operation that arrived in between used to load
+the run, fail its commit, and leave what it applied (a signal's request id) in memory,
+where the retry found it and answered OK without writing anything.
+
 Both maps are LRU-bounded by ``ServerConfig.execution_cache_size``; a run somebody works
 on (its lock held, a task started, an update pending) is not evicted for space.
 """
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
+from typing import Any
 
 from spindle.controlplane._keyed_locks import KeyedLocks
 from spindle.controlplane.errors import NotFound
@@ -28,8 +36,11 @@ from ._outstanding import RunKey
 class ExecutionCache:
     """Cached runs by (namespace id, workflow id, run id), current run ids, and one lock per workflow id."""
 
-    def __init__(self, store: Store, namespaces: NamespaceRegistry, size: int) -> None:
+    def __init__(self, store: Store, namespaces: NamespaceRegistry, size: int,
+                 require_owned: Callable[[str, str], Any]) -> None:
+        """``require_owned(namespace_id, workflow_id)`` raises ShardNotOwned unless the workflow's shard is open here."""
         self._store = store
+        self._require_owned = require_owned
         self._namespaces = namespaces
         self._size = size
         self._runs: collections.OrderedDict[RunKey, MutableState] = collections.OrderedDict()
@@ -46,7 +57,11 @@ class ExecutionCache:
 
     # ------------------------------------------------------------------ loading
     async def load(self, namespace_id: str, workflow_id: str, run_id: str) -> MutableState | None:
-        """The run's state (caller holds the workflow id's lock); None if there is no such run."""
+        """The run's state (caller holds the workflow id's lock); None if there is no such run.
+
+        Raises ShardNotOwned (nothing read) when this process does not serve the run's shard.
+        """
+        self._require_owned(namespace_id, workflow_id)
         key = (namespace_id, workflow_id, run_id)
         st = self._runs.get(key)
         if st is not None:
@@ -108,7 +123,8 @@ class ExecutionCache:
 
     # ------------------------------------------------------------------ current runs
     async def current_run_id(self, namespace_id: str, workflow_id: str) -> str | None:
-        """The run id the workflow id's current-run row points at, or None."""
+        """The run id the workflow id's current-run row points at, or None (ShardNotOwned as ``load``)."""
+        self._require_owned(namespace_id, workflow_id)
         key = (namespace_id, workflow_id)
         rid = self._current.get(key)
         if rid is not None:

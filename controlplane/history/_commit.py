@@ -12,9 +12,10 @@
    long polls are woken, the transfer tasks are processed (``TransferQueue.process``),
    the timers armed (``TimerQueue.arm``) and the txn's ``after_commit`` callbacks run.
 
-A refused write evicts the state (nothing half-applied is reused) and raises Unavailable;
-when the outcome is unknown the write's tasks are picked up if they turn out to be in the
-store. Cancelling the caller never cuts a commit short (see ``commit``).
+A txn that does not commit, for whatever reason, evicts its state (nothing half-applied is
+reused: not its events, not its request ids); a refused write raises Unavailable (ShardNotOwned
+when the shard is not, or no longer, this process's); when the outcome is unknown the write's
+tasks are picked up if they turn out to be in the store. Cancelling the caller never cuts a commit short (see ``commit``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spindle.controlplane.archival import BLOB_REF_ENCODING, blob_keys_in
-from spindle.controlplane.errors import Unavailable
+from spindle.controlplane.errors import ShardNotOwned, Unavailable
 from spindle.controlplane.store import (
     CurrentRow,
     ExecutionRow,
@@ -95,8 +96,6 @@ class Committer:
         its CancelledError only once the commit has finished, so the workflow's lock is held
         until then.
         """
-        if not new:
-            self.before_commit(txn)
         task = asyncio.ensure_future(self._commit(txn, new=new, current_expect=current_expect))
         try:
             await asyncio.shield(task)
@@ -110,9 +109,31 @@ class Committer:
             raise
 
     async def _commit(self, txn: Txn, *, new: bool, current_expect: str | None) -> None:
+        try:
+            shard, m = await self._mutation(txn, new=new, current_expect=current_expect)
+            if not m.is_empty():
+                await self._write(shard, m, txn)
+        except BaseException:
+            # Nothing of a txn that did not commit may be remembered: its events, request ids and
+            # flags were applied to the cached state as they were added. Every way out before
+            # the write landed (the shard was not open or moved meanwhile, a store read failed,
+            # the store refused, the caller's task was cancelled) drops that state; the next
+            # operation rebuilds it from what the store holds.
+            self._cache.evict(txn.state)
+            if txn.new_run is not None:
+                self._cache.evict(txn.new_run[0])
+            raise
+        self._after_write(shard, m, txn, new=new)
+
+    async def _mutation(self, txn: Txn, *, new: bool, current_expect: str | None) -> tuple[Shard, Mutation]:
+        """The shard that writes ``txn`` and the one mutation it becomes (task ids allocated).
+
+        Raises ShardNotOwned when this process does not serve the run's shard (nothing written).
+        """
+        if not new:
+            self.before_commit(txn)
         st = txn.state
         shard = self._shards.owned[st.shard_id]
-        cache = self._cache
         transfer, timers = _task_rows(shard, txn.transfer, txn.timers)
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
         if txn.events or new or txn.current_status is not None or txn.buffered or txn.clear_buffered or txn.row_changed:
@@ -128,7 +149,7 @@ class Committer:
         m.visibility = txn.visibility
         if new or txn.current_status is not None:
             # keep the start's request id on the current row when the run closes (start idempotency)
-            start_req = txn.start_request_id or await cache.start_request_id(st)
+            start_req = txn.start_request_id or await self._cache.start_request_id(st)
             m.current = CurrentRow(st.namespace_id, st.workflow_id, st.run_id, st.status, start_req)
             m.current_expect = current_expect
         _record_blob_refs(m, st)
@@ -146,31 +167,35 @@ class Committer:
             _record_blob_refs(m2, nst)
             m.current = None
             m.also.append(m2)
-        if not m.is_empty():
-            self._background.in_flight += 1
-            try:
-                await self._store.apply(m)
-            except ShardOwnershipLostError as e:
-                cache.evict(st)
-                self._shards.lost(shard.shard_id)  # cluster: stop serving it now
-                raise Unavailable(f"shard {shard.shard_id} moved to another owner; retry: {e}") from e
-            except StoreError as e:
-                cache.evict(st)
-                if txn.new_run is not None:
-                    cache.evict(txn.new_run[0])
-                if isinstance(e, StoreUnavailableError):
-                    # The outcome may be unknown (committed, reply lost): pick up the tasks the
-                    # write made if it did commit, as a restart would; else they wait for one.
-                    transfer_tasks = list(txn.transfer) + (list(txn.new_run[2]) if txn.new_run else [])
-                    timer_tasks = list(txn.timers) + (list(txn.new_run[3]) if txn.new_run else [])
-                    if transfer_tasks or timer_tasks:
-                        self._background.spawn(self._pick_up_if_written(shard, transfer_tasks, timer_tasks))
-                if isinstance(e, StoreUnavailableError) and e.outcome_unknown:
-                    raise Unavailable(f"the write's outcome is unknown (it may have committed); retrying with the "
-                                      f"same request id is safe: {e}") from e
-                raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
-            finally:
-                self._background.in_flight -= 1
+        return shard, m
+
+    async def _write(self, shard: Shard, m: Mutation, txn: Txn) -> None:
+        """Apply ``m``; a refusal becomes Unavailable (the caller evicts the state)."""
+        self._background.in_flight += 1
+        try:
+            await self._store.apply(m)
+        except ShardOwnershipLostError as e:
+            self._shards.lost(shard.shard_id)  # cluster: stop serving it now
+            raise ShardNotOwned(f"shard {shard.shard_id} moved to another owner; retry: {e}") from e
+        except StoreError as e:
+            if isinstance(e, StoreUnavailableError):
+                # The outcome may be unknown (committed, reply lost): pick up the tasks the
+                # write made if it did commit, as a restart would; else they wait for one.
+                transfer_tasks = list(txn.transfer) + (list(txn.new_run[2]) if txn.new_run else [])
+                timer_tasks = list(txn.timers) + (list(txn.new_run[3]) if txn.new_run else [])
+                if transfer_tasks or timer_tasks:
+                    self._background.spawn(self._pick_up_if_written(shard, transfer_tasks, timer_tasks))
+            if isinstance(e, StoreUnavailableError) and e.outcome_unknown:
+                raise Unavailable(f"the write's outcome is unknown (it may have committed); retrying with the "
+                                  f"same request id is safe: {e}") from e
+            raise Unavailable(f"the store refused the write; nothing was changed: {e}") from e
+        finally:
+            self._background.in_flight -= 1
+
+    def _after_write(self, shard: Shard, m: Mutation, txn: Txn, *, new: bool) -> None:
+        """The write landed: move the cached state on, wake waiters, dispatch tasks, arm timers, run callbacks."""
+        st = txn.state
+        cache = self._cache
         if m.execution is not None:
             st.db_version += 1
         if self.metrics is not None:

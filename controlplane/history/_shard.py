@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from spindle.controlplane.errors import Unavailable
+from spindle.controlplane.errors import ShardNotOwned
 from spindle.controlplane.store import Mutation, Store, StoreError, VisibilityRow
 
 from ._timer_queue import TimerQueue
@@ -102,10 +102,10 @@ class Shard:
 
 
 class _Shards(dict[int, Shard]):
-    """Owned shards by id; indexing a shard this process does not own raises Unavailable (retryable)."""
+    """Owned shards by id; indexing a shard this process does not own raises ShardNotOwned (retryable)."""
 
     def __missing__(self, shard_id: int) -> Shard:
-        raise Unavailable(f"shard {shard_id} {NOT_OWNED} (it moved); retry")
+        raise ShardNotOwned(f"shard {shard_id} {NOT_OWNED} (it moved); retry")
 
 
 class ShardController:
@@ -119,7 +119,7 @@ class ShardController:
         self._store = store
         self._num_shards = num_shards
         self._open_shard = open_shard
-        #: The shards this process owns, by id (indexing one it does not own raises Unavailable).
+        #: The shards this process owns, by id (indexing one it does not own raises ShardNotOwned).
         self.owned: dict[int, Shard] = _Shards()
         #: Cluster hook: called with a shard id when a write finds the shard's range_id moved on
         #: (another process took it). None in a single process.
@@ -134,11 +134,11 @@ class ShardController:
         return zlib.crc32(f"{namespace_id}/{workflow_id}".encode()) % self._num_shards
 
     def shard_for(self, namespace_id: str, workflow_id: str) -> Shard:
-        """The owned shard of a workflow id; Unavailable when this process does not own it."""
+        """The owned shard of a workflow id; ShardNotOwned when this process does not own it (nothing loaded)."""
         sid = self.shard_id_of(namespace_id, workflow_id)
         shard = self.owned.get(sid)
         if shard is None:
-            raise Unavailable(f"shard {sid} {NOT_OWNED}")
+            raise ShardNotOwned(f"shard {sid} {NOT_OWNED}")
         return shard
 
     # ------------------------------------------------------------------ ownership
@@ -169,7 +169,7 @@ class ShardController:
             self.lost_hook(shard_id)
 
     def while_owned(self, namespace_id: str, workflow_id: str, call: Coroutine[Any, Any, T]) -> Awaitable[T]:
-        """``call``, ended with Unavailable if the workflow's shard is handed over first (retry at the new owner).
+        """``call``, ended with ShardNotOwned if the workflow's shard is handed over first (retry at the new owner).
 
         Calls that wait (history long polls, queries, updates) must not keep waiting on
         state this process no longer changes. A shard owned since start is never handed
@@ -179,7 +179,7 @@ class ShardController:
         shard = self.owned.get(sid)
         if shard is None:
             call.close()
-            raise Unavailable(f"shard {sid} {NOT_OWNED}")
+            raise ShardNotOwned(f"shard {sid} {NOT_OWNED}")
         if shard.released is None:
             return call
         return self._until_released(sid, shard.released, call)
@@ -196,7 +196,7 @@ class ShardController:
                 task.cancel()
         if not task.cancelled() and task.done():
             return task.result()
-        raise Unavailable(f"shard {sid} was handed over while waiting; retry")
+        raise ShardNotOwned(f"shard {sid} was handed over while waiting; retry")
 
     # ------------------------------------------------------------------ the ack loop
     def start(self) -> None:

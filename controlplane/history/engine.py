@@ -62,8 +62,8 @@ class HistoryEngine:
         self._listeners: list[Callable[[int], Any]] = []
         background = Background()
         admission = StartAdmission(config)
-        self.cache = ExecutionCache(store, namespaces, config.execution_cache_size)
         self._shards = ShardController(store, config.num_shards, self._open_shard)
+        self.cache = ExecutionCache(store, namespaces, config.execution_cache_size, self._shards.shard_for)
         backlog = Backlog(store, self._shards)
         self.matching = Matching(persist=backlog.persist, rate_ttl=max(60.0, 2 * config.long_poll_timeout),
                                  min_rate=config.task_queue_min_rate, max_rate=config.task_queue_max_rate)

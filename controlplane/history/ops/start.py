@@ -1,7 +1,8 @@
 """Starting a workflow: the id conflict and reuse policies, start idempotency, and the new run's first write.
 
 A start takes the workflow id's lock and looks at the current run. A running one is
-returned (the same request id, or USE_EXISTING), signalled (signal-with-start),
+returned (the same request id, or USE_EXISTING), signalled (signal-with-start, once per
+request id),
 terminated in the same transaction that creates the new run (TERMINATE_EXISTING) or
 refused (ALREADY_EXISTS, carrying its run id and start request id); a closed one is
 replaced unless the reuse policy forbids it. The new run's first events and tasks are
@@ -53,7 +54,11 @@ async def _start_locked(ctx: HistoryContext, ns: Namespace, req: svc.StartWorkfl
         conflict = req.workflow_id_conflict_policy
         if cur is not None and cur.running:
             if signal is not None and conflict != pb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING:
-                await signal_locked(ctx, cur, signal[0], signal[1], signal[2], req.identity, "")
+                # Signal-with-start is deduplicated by the start's request id: a retry of the call that
+                # started this run (the signal went in with its start) or that signalled it changes nothing.
+                if req.request_id and await ctx.cache.start_request_id(cur) == req.request_id:
+                    return cur.run_id, False
+                await signal_locked(ctx, cur, signal[0], signal[1], signal[2], req.identity, req.request_id)
                 return cur.run_id, False
             started_by = cur.started.identity if cur.started else ""
             cur_request_id = await ctx.cache.start_request_id(cur)
@@ -108,7 +113,7 @@ async def _start_locked(ctx: HistoryContext, ns: Namespace, req: svc.StartWorkfl
     if signal is not None:
         txn.event(pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, "workflow_execution_signaled_event_attributes",
                   pb.WorkflowExecutionSignaledEventAttributes(signal_name=signal[0], input=signal[1], header=signal[2],
-                                                              identity=req.identity))
+                                                              identity=req.identity, request_id=req.request_id))
     ctx.cache.put(st)
     try:
         if terminate is None:
