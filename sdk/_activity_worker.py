@@ -52,12 +52,15 @@ from spindle._interceptor_worker import (
 )
 from spindle._payload_visitor import decode_message, encode_message
 from spindle._polling import Slots, cancel_and_wait, poll_loop
+from spindle._retry_delay import call_with_retries
 from spindle.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
 __all__ = ["ActivityWorker", "Slots"]
 
 log = logging.getLogger("spindle.worker")
 _UTC = datetime.timezone.utc
+#: Seconds an activity attempt's outcome keeps being re-sent while the server is unavailable or throttles it.
+RESPOND_RETRY_BUDGET = 30.0
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -480,7 +483,11 @@ class ActivityWorker:
                     type="PayloadEncodeError"), None)
                 return
         try:
-            resp = await getattr(self._stub, method)(req)
+            # Retried while the server is unavailable or throttles it: the outcome of an attempt that
+            # took minutes must not be dropped because a cluster shard was moving for a few seconds.
+            # A repeat is harmless (the server accepts one outcome per attempt; later ones get NOT_FOUND).
+            resp = await call_with_retries(getattr(self._stub, method), req, budget=RESPOND_RETRY_BUDGET,
+                                           retry_unavailable=True)
         except grpc.aio.AioRpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 log.debug("%s: attempt no longer current: %s", method, e.details())

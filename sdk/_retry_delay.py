@@ -83,21 +83,27 @@ def throttled_wait(e: grpc.aio.AioRpcError, attempt: int) -> float | None:
 
 
 async def call_with_retries(fn: Callable[..., Awaitable[T]], request: Any, *, budget: float = 15.0,
-                            **kwargs: Any) -> T:
+                            retry_unavailable: bool = False, **kwargs: Any) -> T:
     """``await fn(request, **kwargs)``, retried while the server throttles it (within ``budget`` seconds).
 
-    For calls that are safe to repeat. Any other error, or a throttle that would outlast the
-    budget, is raised as it came.
+    For calls that are safe to repeat. With ``retry_unavailable`` an UNAVAILABLE answer (the
+    server restarting, a cluster shard between owners) is retried too, with a backoff from
+    0.1 s doubling to 1 s. Any other error, or a wait that would outlast the budget, is raised
+    as it came.
     """
     loop = asyncio.get_running_loop()
     give_up = loop.time() + budget
     attempt = 0
+    backoff = 0.1
     while True:
         try:
             return await fn(request, **kwargs)
         except grpc.aio.AioRpcError as e:
             attempt += 1
             wait = throttled_wait(e, attempt)
+            if wait is None and retry_unavailable and e.code() == grpc.StatusCode.UNAVAILABLE:
+                wait = backoff * random.uniform(0.8, 1.2)
+                backoff = min(backoff * 2, 1.0)
             if wait is None or loop.time() + wait > give_up:
                 raise
         await asyncio.sleep(wait)

@@ -22,6 +22,7 @@ spanner_instance = spanner_instance_fixture()
 SERIAL = (
     "tests/fault/",
     "tests/controlplane/cluster/test_cluster_processes.py",
+    "tests/controlplane/cluster/test_cluster_chaos.py",
     "tests/controlplane/archival/test_dev_server_archival.py",
     "tests/controlplane/test_cp_isolation.py",
     "tests/controlplane/test_cp_crash.py",

@@ -20,7 +20,7 @@ from typing import Any
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.errors import Unavailable
+from spindle.controlplane.errors import ShardNotOwned
 from spindle.controlplane.history import CrossShard, HistoryEngine
 from spindle.controlplane.namespaces import Namespace
 
@@ -29,6 +29,8 @@ from ._peers import NOT_OWNER, Peers, b64, with_retry
 
 #: How long an operation for another shard keeps retrying while the shard has no reachable owner.
 CROSS_SHARD_RETRY_SECONDS = 60.0
+#: Seconds between two checks, while a forwarded call waits, that its target still holds the shard's lease.
+LEASE_CHECK_INTERVAL = 0.25
 
 
 class Router:
@@ -54,8 +56,8 @@ class Router:
     def is_local(self, shard_id: int) -> bool:
         return shard_id in self.engine.shards
 
-    async def owner_address(self, shard_id: int) -> str | None:
-        """None when this process owns the shard, else the owner's address; Unavailable while it has none."""
+    async def owner(self, shard_id: int) -> tuple[str, str] | None:
+        """None when this process serves the shard, else the owner's (member id, address); Unavailable while it has none."""
         if self.is_local(shard_id):
             return None
         found = self.leases.view.owner_address(shard_id, now_ms())
@@ -65,23 +67,54 @@ class Router:
         if self.is_local(shard_id):
             return None
         if found is None or found[0] == self.leases.member_id:
-            raise Unavailable(f"shard {shard_id} {NOT_OWNER}: it is moving between members; retry")
-        return found[1]
+            raise ShardNotOwned(f"shard {shard_id} {NOT_OWNER}: it is moving between members; retry")
+        return found
+
+    def moved_from(self, shard_id: int, member_id: str) -> str | None:
+        """The member that now holds ``shard_id``'s lease if it is no longer ``member_id`` (per the latest view), else None.
+
+        Only a live lease held by another member counts: an expired lease alone does not (its
+        holder may just be late renewing, and a call re-sent to it could run twice).
+        """
+        lease = self.leases.view.leases.get(shard_id)
+        if lease is not None and lease.owner and lease.owner != member_id and lease.expiry_ms > now_ms():
+            return lease.owner
+        return None
 
     async def refresh(self) -> None:
         await self.refresh_view()
 
     async def run(self, shard_id: int, local: Callable[[], Awaitable[Any]],
                   remote: Callable[[str, float], Awaitable[Any]], *, timeout: float) -> Any:
-        """``local()`` if this process owns the shard, else ``remote(address, seconds_left)``; retried on Unavailable."""
+        """``local()`` if this process owns the shard, else ``remote(address, seconds_left)``; retried on Unavailable.
+
+        A call forwarded to the owner follows the lease: when the latest cluster view shows
+        another member holding the shard (the owner was paused or cut off past its lease), the
+        call is abandoned and sent to the new owner, instead of waiting for the old one to answer.
+        The old owner's write, if it ever runs, is fenced by the new owner's range id; operations
+        are retried with their request ids, so the new owner applies each once.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
 
         async def attempt() -> Any:
-            address = await self.owner_address(shard_id)
-            if address is None:
+            found = await self.owner(shard_id)
+            if found is None:
                 return await local()
-            return await remote(address, max(0.1, deadline - loop.time()))
+            member_id, address = found
+            call = asyncio.ensure_future(remote(address, max(0.1, deadline - loop.time())))
+            try:
+                while True:
+                    done, _ = await asyncio.wait((call,), timeout=LEASE_CHECK_INTERVAL)
+                    if done:
+                        return call.result()
+                    moved_to = self.moved_from(shard_id, member_id)
+                    if moved_to is not None:
+                        raise ShardNotOwned(f"shard {shard_id} moved from {member_id} to {moved_to} while a call to "
+                                            f"{member_id} waited; retrying at {moved_to}")
+            finally:
+                if not call.done():
+                    call.cancel()
 
         return await with_retry(attempt, deadline=deadline, on_retry=self.refresh)
 
@@ -163,4 +196,4 @@ class ClusterCrossShard:
             lambda: self.local.schedule_run_closed(ns, schedule_id, execution))
 
 
-__all__ = ["CROSS_SHARD_RETRY_SECONDS", "ClusterCrossShard", "Router"]
+__all__ = ["CROSS_SHARD_RETRY_SECONDS", "LEASE_CHECK_INTERVAL", "ClusterCrossShard", "Router"]

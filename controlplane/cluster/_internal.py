@@ -48,7 +48,7 @@ from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
 from google.protobuf.message import DecodeError, Message
 
-from spindle.controlplane.errors import InvalidArgument, ServiceError, Unavailable
+from spindle.controlplane.errors import InvalidArgument, ServiceError, ShardNotOwned, Unavailable
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 from spindle.controlplane.frontend._validate import check_name, check_payloads, check_start_request, check_text, require_id
 from spindle.controlplane.history import HistoryEngine
@@ -257,7 +257,7 @@ class InternalService:
     def _require_owner(self, ns_id: str, workflow_id: str) -> None:
         sid = self.engine.shard_id_of(ns_id, workflow_id)
         if sid not in self.engine.shards:
-            raise Unavailable(f"shard {sid} {NOT_OWNER}")
+            raise ShardNotOwned(f"shard {sid} {NOT_OWNER}")
 
     def _check_id(self, value: str, field: str) -> None:
         require_id(value, field, self.frontend.config)

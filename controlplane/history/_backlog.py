@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from spindle.controlplane.matching import Matching, TaskQueue, TaskRef
-from spindle.controlplane.store import BacklogTask, Mutation, Store, StoreError
+from spindle.controlplane.store import BacklogTask, Mutation, ShardOwnershipLostError, Store, StoreError
 
 from ._shard import ShardController
 from ._tasks import Task
@@ -49,8 +49,17 @@ class Backlog:
         ref.source = None
 
     async def persist(self, ref: TaskRef, q: TaskQueue) -> None:
-        """Matching's ``persist``: move a task no poller took from the transfer queue to ``q``'s backlog."""
-        shard = self._shards.shard_for(ref.namespace_id, ref.workflow_id)
+        """Matching's ``persist``: move a task no poller took from the transfer queue to ``q``'s backlog.
+
+        Never raises (matching runs it in the background). If the write fails the task stays
+        queued in memory with its transfer row as its source. If the shard is no longer served
+        here the task is dropped from the queue: its rows belong to the shard's new owner, which
+        queues them from the store.
+        """
+        shard = self._shards.owned.get(self._shards.shard_id_of(ref.namespace_id, ref.workflow_id))
+        if shard is None:
+            q.discard(ref)
+            return
         task_id = shard.next_task_id()
         data = Task("bl", ref.namespace_id, ref.workflow_id, ref.run_id, ref.event_id, ref.attempt).encode()
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
@@ -61,6 +70,10 @@ class Backlog:
         ref.source = ("b", ref.namespace_id, q.name, q.kind, shard.shard_id, task_id)
         try:
             await self._store.apply(m)
+        except ShardOwnershipLostError:
+            ref.source = src
+            q.discard(ref)  # the shard moved: its new owner queues the task from the store
+            self._shards.lost(shard.shard_id)
         except StoreError as e:
             ref.source = src
             log.warning("could not persist a backlog task (it stays in the transfer queue): %s", e)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 
 from spindle.controlplane._log_format import run_fields
-from spindle.controlplane.errors import ServiceError
+from spindle.controlplane.errors import ServiceError, ShardNotOwned
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
 
 from ._context import HistoryContext
@@ -86,8 +86,11 @@ async def _reach_out(ctx: HistoryContext, shard: Shard, t: Task) -> None:
             if ctx.shards.owned.get(shard.shard_id) is not shard or ctx.background.stopping:
                 return  # its row stays: the shard's next owner (or the next start) runs it
             ns = ctx.namespaces.by_id(t.namespace_id)
-            log.warning("transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e,
-                        extra=run_fields(ns.name if ns is not None else "", t.workflow_id, t.run_id))
+            # a shard between owners (this one fenced, or the target's moving) is routine during a
+            # handover: retried quietly; the lease manager logs each shard this process loses
+            log.log(logging.DEBUG if isinstance(e, ShardNotOwned) else logging.WARNING,
+                    "transfer task %s of %s failed; retrying in %.1f s: %s", t.kind, t.workflow_id, delay, e,
+                    extra=run_fields(ns.name if ns is not None else "", t.workflow_id, t.run_id))
         await asyncio.sleep(delay)
         delay = min(delay * 2, TRANSFER_RETRY_MAX_S)
 

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 
 from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.clock import Clock
+from spindle.controlplane.errors import ShardNotOwned
 from spindle.controlplane.store import Store
 
 from ._background import Background
@@ -183,8 +184,14 @@ class TimerQueue:
         try:
             await self._fire_handler(t)
         except Exception as e:  # noqa: BLE001 - retried on the next load of the shard's timers
-            log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e,
-                        extra=run_fields("", t.workflow_id, t.run_id))
+            if isinstance(e, ShardNotOwned):
+                # The shard moved (a member paused past its lease fires its overdue timers on
+                # SIGCONT, and every commit is fenced): the lease manager reports the loss once per
+                # shard and stops this queue; the new owner fires the timer.
+                log.debug("timer %s for %s not fired here: %s", t.kind, t.workflow_id, e)
+            else:
+                log.warning("timer %s for %s failed: %s; retrying in 1 s", t.kind, t.workflow_id, e,
+                            extra=run_fields("", t.workflow_id, t.run_id))
             # (only the heap key moves: fire_time_ms is half of the row's key, which deletes it)
             self.retry_at(t, self._clock.now_ms() + 1000, wake=False)
         finally:

@@ -147,6 +147,14 @@ class TaskQueue:
         if ref.avoid:
             self._avoiding -= 1
 
+    def discard(self, ref: TaskRef) -> bool:
+        """Take ``ref`` out of the queue if it is still queued; whether it was."""
+        try:
+            self._remove(ref)
+        except ValueError:
+            return False
+        return True
+
     def _stop_avoiding(self, ref: TaskRef) -> None:
         """``ref`` waited long enough for another poller: from now on it goes to whoever polls."""
         if not ref.avoid:
@@ -293,13 +301,7 @@ class Matching:
 
     def remove(self, ref: TaskRef, queue_name: str, kind: int) -> bool:
         q = self._queues.get((ref.namespace_id, queue_name, kind))
-        if q is None:
-            return False
-        try:
-            q._remove(ref)
-            return True
-        except ValueError:
-            return False
+        return q is not None and q.discard(ref)
 
     def total_backlog(self, *, ignore_queries: bool = False) -> int:
         if not ignore_queries:

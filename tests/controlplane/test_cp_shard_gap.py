@@ -42,6 +42,7 @@ pytestmark = pytest.mark.timeout(60)
 
 TQ = "gap"
 TOKENS: asyncio.Queue[bytes] | None = None
+GATE: asyncio.Event | None = None
 
 
 @activity.defn
@@ -52,6 +53,14 @@ async def completed_later() -> int:
     activity.raise_complete_async()
 
 
+@activity.defn
+async def gated() -> int:
+    """Returns once the test opens the gate."""
+    assert GATE is not None
+    await GATE.wait()
+    return 11
+
+
 @workflow.defn(name="gapwf")
 class GapWf:
     def __init__(self) -> None:
@@ -60,10 +69,11 @@ class GapWf:
         self.finished = False
 
     @workflow.run
-    async def run(self, with_activity: bool) -> dict[str, Any]:
+    async def run(self, activity_kind: str) -> dict[str, Any]:
         got = 0
-        if with_activity:
-            got = await workflow.execute_activity(completed_later, start_to_close_timeout=timedelta(seconds=60))
+        if activity_kind:
+            fn = completed_later if activity_kind == "async" else gated
+            got = await workflow.execute_activity(fn, start_to_close_timeout=timedelta(seconds=60))
         await workflow.wait_condition(lambda: self.finished)
         return {"signals": self.signals, "total": self.total, "activity": got}
 
@@ -148,13 +158,13 @@ class World:
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    global TOKENS
-    TOKENS = asyncio.Queue()
+    global TOKENS, GATE
+    TOKENS, GATE = asyncio.Queue(), asyncio.Event()
     cp = await embedded.start(str(tmp_path / "gap.db"))
     client = Client(cp.stub, namespace="default")
     w = World(cp, client, cp.control_plane.namespaces.get("default").id)
     try:
-        async with Worker(client, task_queue=TQ, workflows=[GapWf], activities=[completed_later]):
+        async with Worker(client, task_queue=TQ, workflows=[GapWf], activities=[completed_later, gated]):
             yield w
     finally:
         await cp.stop()
@@ -176,9 +186,9 @@ def _of_type(events: list[pb.HistoryEvent], event_type: int) -> list[pb.HistoryE
     return [e for e in events if e.event_type == event_type]
 
 
-async def _started(w: World, wid: str, with_activity: bool = False) -> str:
+async def _started(w: World, wid: str, activity_kind: str = "") -> str:
     """Start ``gapwf`` and wait until its first workflow task completed; its run id."""
-    h = await w.client.start_workflow(GapWf.run, with_activity, id=wid, task_queue=TQ)
+    h = await w.client.start_workflow(GapWf.run, activity_kind, id=wid, task_queue=TQ)
     for _ in range(200):
         if _of_type(await w.stored_events(wid), pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED):
             return str(h.result_run_id)
@@ -208,7 +218,7 @@ async def op_signal(w: World, wid: str) -> tuple[Callable[[], Awaitable[Any]], C
 def _sws_request(w: World, wid: str, request_id: str) -> svc.SignalWithStartWorkflowExecutionRequest:
     return svc.SignalWithStartWorkflowExecutionRequest(
         start=svc.StartWorkflowExecutionRequest(namespace="default", workflow_id=wid, workflow_type="gapwf",
-                                                task_queue=TQ, input=_payloads(w, False), request_id=request_id),
+                                                task_queue=TQ, input=_payloads(w, ""), request_id=request_id),
         signal_name="go", signal_input=_payloads(w, "sws"))
 
 
@@ -236,7 +246,7 @@ async def _runs(w: World, wid: str) -> int:
 
 async def op_start(w: World, wid: str) -> tuple[Any, Any]:
     req = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id=wid, workflow_type="gapwf", task_queue=TQ,
-                                            input=_payloads(w, False), request_id="start-1")
+                                            input=_payloads(w, ""), request_id="start-1")
     return (lambda: w.stub.StartWorkflowExecution(req)), (lambda: _runs(w, wid))
 
 
@@ -271,7 +281,7 @@ async def op_update(w: World, wid: str) -> tuple[Any, Any]:
 
 
 async def op_activity_completed(w: World, wid: str) -> tuple[Any, Any]:
-    await _started(w, wid, with_activity=True)
+    await _started(w, wid, "async")
     assert TOKENS is not None
     token = await asyncio.wait_for(TOKENS.get(), 10)
     req = svc.RespondActivityTaskCompletedRequest(task_token=token, result=_payloads(w, 7), identity="test",
@@ -421,3 +431,51 @@ async def test_the_workflow_sees_a_signal_acknowledged_around_a_shard_gap_exactl
     await world.client.get_workflow_handle(wid).signal(GapWf.finish)
     result = await asyncio.wait_for(world.client.get_workflow_handle(wid).result(), 20)
     assert result["signals"] == ["once"]
+
+
+async def test_a_worker_resends_an_activity_outcome_refused_while_the_shard_moves(world: World) -> None:
+    """The worker's completion is refused (UNAVAILABLE) while the shard is between owners; it is re-sent, not dropped."""
+    wid = "gap-resend"
+    await _started(world, wid, "gated")
+    for _ in range(200):
+        if world.engine.outstanding_tasks:
+            break  # the attempt is with the worker
+        await asyncio.sleep(0.02)
+    await world.close_shard(wid)
+    assert GATE is not None
+    GATE.set()
+    await asyncio.sleep(0.5)  # the worker's first answers are refused meanwhile
+    await world.open_shard(wid)
+    await world.client.get_workflow_handle(wid).signal(GapWf.finish)
+    result = await asyncio.wait_for(world.client.get_workflow_handle(wid).result(), 20)
+    assert result["activity"] == 11
+    events = await world.stored_events(wid)
+    done = _of_type(events, pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
+    started = _of_type(events, pb.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+    assert len(done) == 1 and [e.activity_task_started_event_attributes.attempt for e in started] == [1]
+
+
+async def test_a_backlog_write_for_a_shard_that_moved_drops_the_task_quietly(world: World) -> None:
+    """Matching's background persist of a task whose shard is gone (or fenced) neither raises nor keeps the task."""
+    from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
+
+    ctx = world.engine.context
+    wid = "gap-backlog"
+    sid = world.shard_of(wid)
+    q = world.engine.matching.queue(world.ns_id, "nobody-polls", KIND_WORKFLOW)
+    # the shard is not served here
+    await world.close_shard(wid)
+    ref = TaskRef(KIND_WORKFLOW, world.ns_id, wid, "run-1", 2, 1, ("t", sid, 1))
+    q.push(ref)
+    await ctx.backlog.persist(ref, q)
+    assert ref not in q.tasks and ref.source == ("t", sid, 1)
+    # the shard is served here, but another process took it meanwhile: the write is fenced
+    await world.open_shard(wid)
+    await world.store.acquire_shard(sid, "someone-else")
+    lost: list[int] = []
+    world.engine.shard_lost_hook = lost.append
+    ref2 = TaskRef(KIND_WORKFLOW, world.ns_id, wid, "run-1", 3, 1, ("t", sid, 2))
+    q.push(ref2)
+    await ctx.backlog.persist(ref2, q)
+    assert ref2 not in q.tasks and lost == [sid]
+    assert not await world.store.load_backlog(world.ns_id, "nobody-polls", KIND_WORKFLOW, 10)

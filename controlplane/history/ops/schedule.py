@@ -28,7 +28,7 @@ from typing import Any
 
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unavailable
+from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, ShardNotOwned
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.schedules import CalendarSpec, next_times
 from spindle.controlplane.schedules._wire import calendar_of, from_ms, to_ms
@@ -112,7 +112,7 @@ async def write(ctx: HistoryContext, ns: Namespace, schedule_id: str, rec: pb.Sc
     inserted and armed after the commit.
 
     Raises:
-        Unavailable: this process does not own the schedule's shard (retry at the owner).
+        ShardNotOwned: this process does not own the schedule's shard (retry at the owner).
         FailedPrecondition: the row changed under us (another process wrote it).
     """
     shard = ctx.shards.shard_for(ns.id, schedule_id)
@@ -139,7 +139,7 @@ async def write(ctx: HistoryContext, ns: Namespace, schedule_id: str, rec: pb.Sc
         await ctx.store.apply(m)
     except ShardOwnershipLostError as e:
         ctx.shards.lost(shard.shard_id)
-        raise Unavailable(f"schedule {schedule_id!r}: {e}") from e
+        raise ShardNotOwned(f"schedule {schedule_id!r}: {e}") from e
     except ConditionFailedError as e:
         raise FailedPrecondition(f"schedule_id: schedule {schedule_id!r} changed concurrently; retry: {e}") from e
     finally:
@@ -318,7 +318,7 @@ async def run_closed(ctx: HistoryContext, ns: Namespace, schedule_id: str, execu
     dropped, or one that set ``ScheduledById`` itself) changes nothing.
 
     Raises:
-        Unavailable: this process does not own the schedule's shard (the transfer task retries).
+        ShardNotOwned: this process does not own the schedule's shard (the transfer task retries).
     """
     async with lock(ctx, ns.id, schedule_id):
         row = await ctx.store.get_schedule(ns.id, schedule_id)

@@ -259,3 +259,57 @@ async def test_a_schedule_on_one_member_is_woken_by_the_close_of_its_run_on_anot
             await client.get_workflow_handle(f"{prefix}-2020-01-01T01:00:00Z").signal(Waiter.release)
     finally:
         await client.close()
+
+
+async def test_a_call_forwarded_to_a_paused_owner_moves_to_the_new_owner(cluster: list[ClusterNode],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: a member that stops answering (paused) past its lease no longer holds calls forwarded to it.
+
+    Member c is "paused": its internal RPCs hang and it stops renewing (its engine still believes it
+    owns its shards, as a SIGSTOPped process does). A signal sent through member a for a workflow on
+    c's shard is re-routed to the shard's new owner once a's view shows the move, and answered
+    within the lease TTL plus a few renewal rounds, not after the route timeout; it is in the history once.
+    """
+    import grpc
+
+    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.controlplane.api import service_pb2_grpc
+    from spindle.controlplane.cluster._internal import InternalService
+
+    a, b, c = cluster
+    ns_id = a.engine.namespaces.get("default").id
+    wid = next(w for w in (f"paused-{i}" for i in range(1000)) if a.engine.shard_id_of(ns_id, w) in c.engine.shards)
+    client = await Client.connect(a.address)
+    ch = grpc.aio.insecure_channel(a.address)
+    stub = service_pb2_grpc.WorkflowServiceStub(ch)
+    try:
+        await client.start_workflow(MainWf.run, 1, 1, True, id=wid, task_queue="nobody-" + uuid.uuid4().hex[:6])
+        paused = asyncio.Event()  # never set: calls to c hang as they would on a stopped process
+        real_dispatch = InternalService.dispatch
+
+        async def dispatch(self: InternalService, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
+            if self.member_id == c.member_id and p.get("op") != "stats":
+                await paused.wait()
+            return await real_dispatch(self, p, remaining)
+
+        monkeypatch.setattr(InternalService, "dispatch", dispatch)
+        assert c.leases is not None
+        await c.leases.stop(release=False)  # no more heartbeats or renewals; c keeps serving in its own mind
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        await stub.SignalWorkflowExecution(svc.SignalWorkflowExecutionRequest(
+            namespace="default", workflow_execution=pb.WorkflowExecution(workflow_id=wid), signal_name="add",
+            input=client.data_converter.to_payloads([5]), request_id="paused-signal-1"), timeout=25)
+        took = loop.time() - t0
+        ttl = c.config.lease_ttl
+        assert took < ttl + 3.0, f"the signal waited {took:.1f} s for the paused owner (lease TTL {ttl} s)"
+        new_owner = next(n for n in (a, b) if a.engine.shard_id_of(ns_id, wid) in n.engine.shards)
+        hist = await client.get_workflow_handle(wid).fetch_history()
+        signals = [e for e in hist.events if e.event_type == "WorkflowExecutionSignaled"]
+        assert len(signals) == 1, [e.event_type for e in hist.events]
+        print(f"signal answered by {new_owner.member_id} {took:.2f} s after the owner paused (ttl {ttl} s)")
+        await client.get_workflow_handle(wid).terminate("done")
+    finally:
+        await ch.close()
+        await client.close()
