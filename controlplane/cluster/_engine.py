@@ -70,13 +70,18 @@ class Router:
             raise ShardNotOwned(f"shard {shard_id} {NOT_OWNER}: it is moving between members; retry")
         return found
 
-    def moved_from(self, shard_id: int, member_id: str) -> str | None:
-        """The member that now holds ``shard_id``'s lease if it is no longer ``member_id`` (per the latest view), else None.
+    async def moved_from(self, shard_id: int, member_id: str) -> str | None:
+        """The member that now holds ``shard_id``'s lease if it is no longer ``member_id``, else None.
 
         Only a live lease held by another member counts: an expired lease alone does not (its
-        holder may just be late renewing, and a call re-sent to it could run twice).
+        holder may just be late renewing, and a call re-sent to it could run twice). While the
+        view shows the lease expired, the view is re-read (one read shared by every waiting
+        call), so the new owner is seen as soon as it has claimed the shard.
         """
         lease = self.leases.view.leases.get(shard_id)
+        now = now_ms()
+        if lease is not None and lease.owner == member_id and lease.expiry_ms <= now:
+            lease = (await self.refresh_view()).leases.get(shard_id)
         if lease is not None and lease.owner and lease.owner != member_id and lease.expiry_ms > now_ms():
             return lease.owner
         return None
@@ -108,7 +113,7 @@ class Router:
                     done, _ = await asyncio.wait((call,), timeout=LEASE_CHECK_INTERVAL)
                     if done:
                         return call.result()
-                    moved_to = self.moved_from(shard_id, member_id)
+                    moved_to = await self.moved_from(shard_id, member_id)
                     if moved_to is not None:
                         raise ShardNotOwned(f"shard {shard_id} moved from {member_id} to {moved_to} while a call to "
                                             f"{member_id} waited; retrying at {moved_to}")
