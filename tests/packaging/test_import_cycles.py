@@ -40,6 +40,7 @@ reported as warnings (shown in pytest's warnings summary).
 from __future__ import annotations
 
 import ast
+import gc
 import subprocess
 import sys
 import tomllib
@@ -145,9 +146,28 @@ def _absolute(module: Module, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` with the garbage collector paused.
+
+    CPython 3.11 tracks the AST builder's recursion depth in global state (gh-106905): a
+    finalizer that runs during the parse and parses too (a never-retrieved task exception
+    being logged formats a traceback, which parses source lines) makes the outer parse fail
+    with ``SystemError: AST constructor recursion depth mismatch``; it did, in one CI run,
+    after earlier tests of the same worker left such tasks behind. (The SDK's determinism
+    check parses the same way: ``spindle._determinism_check._gc_paused``.)
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(source, filename)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def imports_of(module: Module, known: dict[str, Module]) -> list[Import]:
     """What ``module`` imports: internal targets resolved to a known module, others as written."""
-    tree = ast.parse(module.path.read_text(encoding="utf-8"), str(module.path))
+    tree = _parse(module.path.read_text(encoding="utf-8"), str(module.path))
     out: list[Import] = []
     for node, kind in _statements(tree):
         if isinstance(node, ast.Import):
@@ -223,7 +243,7 @@ def test_the_walk_finds_every_tree_and_resolves_relative_and_submodule_imports(g
 def test_each_import_is_classified_by_how_it_runs() -> None:
     source = ("import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\ndef f():\n    import d\n"
               "class K:\n    import e\n    def m(self):\n        if typing.TYPE_CHECKING:\n            import g\n")
-    kinds = {node.names[0].name: kind for node, kind in _statements(ast.parse(source))}
+    kinds = {node.names[0].name: kind for node, kind in _statements(_parse(source))}
     assert kinds == {"a": "module level", "b": "under TYPE_CHECKING", "c": "module level", "d": "in a function",
                      "e": "module level", "g": "under TYPE_CHECKING"}
 
