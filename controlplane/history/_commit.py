@@ -15,7 +15,8 @@
 A txn that does not commit, for whatever reason, evicts its state (nothing half-applied is
 reused: not its events, not its request ids); a refused write raises Unavailable (ShardNotOwned
 when the shard is not, or no longer, this process's); when the outcome is unknown the write's
-tasks are picked up if they turn out to be in the store. Cancelling the caller never cuts a commit short (see ``commit``).
+tasks are picked up if they turn out to be in the store. Cancelling the caller never cuts a
+commit short (see ``commit``).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class Committer:
     async def commit(self, txn: Txn, *, new: bool = False, current_expect: str | None = None) -> None:
         """Write ``txn`` in one transaction and run its after-commit effects.
 
-        Raises Unavailable (nothing written; the state is evicted) when the store refuses.
+        Raises Unavailable (nothing written; the state is evicted) when the store refuses, and
+        ShardNotOwned when this process does not serve the run's shard.
         Cancelling the caller (a client cancels its RPC, the member that forwarded it dies)
         does not cancel the commit: the write may already be on its way to the store, and
         what it scheduled (a workflow task, a child start, a timer) is dispatched only by the
