@@ -20,12 +20,12 @@ from google.cloud.spanner_v1 import param_types as spanner_param_types
 from spanner_emulator import SpannerTestInstance
 
 from _members import Member, setup_schema, write_config
+from _workload import result_with_retry
 from spindle import Client, TLSConfig
 from spindle.controlplane._tls import MemberTLS
 from spindle.controlplane.api import messages_pb2 as pb
 from spindle.controlplane.auth._keys import format_secret, new_secret
 from spindle.controlplane.store._spanner_schema import MIGRATIONS
-from spindle.exceptions import RPCError
 from tls_certs import CertificateAuthority
 
 NUM_SHARDS = 12
@@ -70,18 +70,6 @@ def check_histories(db: Any) -> int:
     return len(events)
 
 
-async def result(client: Client, wid: str, timeout: float = 180.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await client.get_workflow_handle(wid).result()
-        except RPCError as e:
-            if e.status not in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL") or \
-                    asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.5)
-
-
 def stored_traces(db: Any, wid: str) -> str:
     """What the store holds for ``wid`` (execution rows, its transfer, timer and backlog rows, shard leases)."""
     out = []
@@ -105,7 +93,9 @@ def leases_in(snap: Any) -> dict[int, tuple[str, int, int]]:
 async def results_or_report(client: Client, ids: list[str], timeout: float, *, db: Any = None,
                             members: list[Member] | None = None) -> list[Any]:
     """Every workflow's result; on timeout, fail naming the stuck ones with their histories and stored traces."""
-    tasks = {wid: asyncio.ensure_future(result(client, wid)) for wid in ids}
+    tasks = {wid: asyncio.ensure_future(result_with_retry(client, wid, 180.0, ("UNAVAILABLE", "DEADLINE_EXCEEDED",
+                                                                                "INTERNAL")))
+             for wid in ids}
     _, pending = await asyncio.wait(tasks.values(), timeout=timeout)
     if pending:
         stuck = [wid for wid, t in tasks.items() if not t.done()]

@@ -68,8 +68,9 @@ async def signal_when_running(client: Client, wid: str, value: int, timeout: flo
             await asyncio.sleep(0.5)
 
 
-async def result_with_retry(client: Client, wid: str, timeout: float = 240.0) -> Any:
-    """The workflow's result, retrying UNAVAILABLE (a member died while we waited)."""
+async def result_with_retry(client: Client, wid: str, timeout: float = 240.0,
+                            retry_on: tuple[str, ...] = ("UNAVAILABLE", "DEADLINE_EXCEEDED")) -> Any:
+    """The workflow's result, retrying the statuses ``retry_on`` (a member died while we waited)."""
     from spindle.exceptions import RPCError
 
     deadline = asyncio.get_running_loop().time() + timeout
@@ -77,7 +78,7 @@ async def result_with_retry(client: Client, wid: str, timeout: float = 240.0) ->
         try:
             return await client.get_workflow_handle(wid).result()
         except RPCError as e:
-            if e.status not in ("UNAVAILABLE", "DEADLINE_EXCEEDED") or asyncio.get_running_loop().time() > deadline:
+            if e.status not in retry_on or asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(0.5)
 
