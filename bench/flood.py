@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from spindle import Client, Worker, workflow  # noqa: E402
-from spindle.controlplane.api import service_pb2_grpc  # noqa: E402
+from spindle.api import service_pb2_grpc  # noqa: E402
 from spindle.exceptions import RPCError  # noqa: E402
 
 NS_A, NS_B = "flood-a", "flood-b"

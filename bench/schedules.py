@@ -28,9 +28,9 @@ import time
 
 import grpc
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 
 TASK_QUEUE = "bench-sched"
 

@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from spindle.controlplane import embedded  # noqa: E402
-from spindle.controlplane.api import service_pb2 as svc  # noqa: E402
+from spindle.api import service_pb2 as svc  # noqa: E402
 from spindle.controlplane.config import ServerConfig  # noqa: E402
 from spindle.controlplane.store import Mutation, VisibilityRow  # noqa: E402
 from spindle import Client, Worker, activity, workflow  # noqa: E402
@@ -139,7 +139,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if args.grpc:
             import grpc
 
-            from spindle.controlplane.api import service_pb2_grpc
+            from spindle.api import service_pb2_grpc
             from spindle.controlplane.server import serve
 
             server, port = await serve(cp.control_plane, "127.0.0.1", 0)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 
 __all__ = ["WORKFLOW_SERVICE", "HealthReporter"]
 

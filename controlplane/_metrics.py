@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
 from spindle.controlplane.store._model import ConditionFailedError, ShardOwnershipLostError, StoreUnavailableError
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from datetime import datetime
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.namespaces import Namespace
 

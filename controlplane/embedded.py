@@ -6,7 +6,7 @@ async methods as ``service_pb2_grpc.WorkflowServiceStub`` but calls the frontend
 directly (no network, no serialization). Errors are ``grpc.aio.AioRpcError`` with
 the same status codes a remote server would send.
 
-With the wire API (``spindle.controlplane.api``) this is the SDK's only way into the
+With the wire API (``spindle.api``) this is the SDK's only way into the
 control plane, so it also exports what ``start`` takes (``ServerConfig``, ``Clock``,
 ``VirtualClock``): callers such as ``spindle.testing`` need nothing else of it.
 """

@@ -10,8 +10,8 @@ import math
 
 import grpc
 
-from spindle.controlplane.api import RETRY_AFTER_KEY
-from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY as ALREADY_STARTED_KEY
+from spindle.api import RETRY_AFTER_KEY
+from spindle.api import WORKFLOW_ALREADY_STARTED_KEY as ALREADY_STARTED_KEY
 
 
 class ServiceError(Exception):
@@ -30,7 +30,7 @@ class ServiceError(Exception):
 
 def already_started_details(trailing: object) -> tuple[str, str] | None:
     """(run_id, start_request_id) from a status's trailing metadata, or None when it has none."""
-    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.api import messages_pb2 as pb
 
     for key, value in trailing or ():  # type: ignore[attr-defined]
         if key == ALREADY_STARTED_KEY and isinstance(value, bytes):
@@ -65,7 +65,7 @@ class AlreadyExists(ServiceError):
     def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         if not self.run_id:
             return ()
-        from spindle.controlplane.api import messages_pb2 as pb
+        from spindle.api import messages_pb2 as pb
 
         details = pb.WorkflowExecutionAlreadyStartedFailure(run_id=self.run_id, start_request_id=self.start_request_id)
         return ((ALREADY_STARTED_KEY, details.SerializeToString()),)

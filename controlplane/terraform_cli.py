@@ -7,7 +7,7 @@ virtual environment of its own. This command:
 1. creates (or reuses, when ``requirements.txt`` is unchanged) that environment and
    ``pip install``s the provider's pinned requirements into it;
 2. generates the provider's copy of the Spindle gRPC stubs from
-   ``controlplane/api/*.proto`` with that environment's ``grpcio-tools`` (the
+   ``sdk/api/*.proto`` with that environment's ``grpcio-tools`` (the
    committed modules are protobuf-7 gencode and do not load under protobuf 5);
 3. copies the provider sources, writes a launcher script
    ``terraform-provider-spindle``, a filesystem mirror holding it, and two Terraform
@@ -38,7 +38,7 @@ PROVIDER_HOST, PROVIDER_NAMESPACE, PROVIDER_TYPE = "spindle.local", "spindle", "
 PROVIDER_SOURCE = f"{PROVIDER_HOST}/{PROVIDER_NAMESPACE}/{PROVIDER_TYPE}"
 PROVIDER_VERSION = "0.1.0"
 LAUNCHER_NAME = f"terraform-provider-{PROVIDER_TYPE}"
-PROTO_FILES = ("api/messages.proto", "api/service.proto")  # relative to the spindle.controlplane folder
+PROTO_FILES = ("api/messages.proto", "api/service.proto")  # relative to the spindle package folder (sdk/)
 MARKER = ".spindle-requirements.sha256"
 
 
@@ -78,11 +78,11 @@ def default_provider_source() -> Path:
 
 
 def proto_root() -> Path:
-    """The folder of the ``spindle.controlplane`` package (``controlplane/`` in a checkout); the
-    ``.proto`` files are under its ``api/`` and import each other as ``spindle/controlplane/api/...``."""
-    import spindle.controlplane
+    """The folder of the ``spindle`` package (``sdk/`` in a checkout); the ``.proto`` files are
+    under its ``api/`` and import each other as ``spindle/api/...``."""
+    import spindle.api
 
-    return Path(spindle.controlplane.__file__).resolve().parent
+    return Path(spindle.api.__file__).resolve().parent.parent
 
 
 def default_install_dir() -> Path:
@@ -148,7 +148,7 @@ def ensure_venv(venv: Path, requirements: Path, python: str = sys.executable,
 
 
 def generate_stubs(venv: Path, out_dir: Path) -> list[Path]:
-    """Generate ``spindle/controlplane/api/*_pb2*.py`` for the provider's protobuf into ``out_dir``."""
+    """Generate ``spindle/api/*_pb2*.py`` for the provider's protobuf into ``out_dir``."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
@@ -156,12 +156,12 @@ def generate_stubs(venv: Path, out_dir: Path) -> list[Path]:
     missing = [p for p in PROTO_FILES if not (root / p).is_file()]
     if missing:
         raise InstallError(f"proto files not found under {root}: {', '.join(missing)}")
-    _run([str(venv / "bin" / "python"), "-m", "grpc_tools.protoc", f"-Ispindle/controlplane={root}",
+    _run([str(venv / "bin" / "python"), "-m", "grpc_tools.protoc", f"-Ispindle={root}",
           f"--python_out={out_dir}", f"--pyi_out={out_dir}", f"--grpc_python_out={out_dir}",
           *(str(root / p) for p in PROTO_FILES)], "generating gRPC stubs")
-    api = out_dir / "spindle" / "controlplane" / "api"
+    api = out_dir / "spindle" / "api"
     written = []
-    for pkg in (out_dir / "spindle", out_dir / "spindle" / "controlplane", api):
+    for pkg in (out_dir / "spindle", api):
         init = pkg / "__init__.py"
         init.write_text('"""Spindle gRPC stubs generated for the Terraform provider\'s protobuf version."""\n')
         written.append(init)

@@ -13,7 +13,7 @@ import datetime
 
 from collections.abc import Awaitable, Callable
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["Heartbeater", "throttle_interval"]
 

@@ -13,7 +13,7 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 
 _UTC = datetime.timezone.utc
 

@@ -31,8 +31,8 @@ from google.protobuf.message import Message
 from spindle import exceptions as E
 from spindle._converter import DataConverter
 from spindle._reset import ResetClient, ResetType, reset_workflow
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 audit_log = logging.getLogger("spindle.audit")
 

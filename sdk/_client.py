@@ -26,8 +26,8 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import WORKFLOW_ALREADY_STARTED_KEY
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
+from spindle.api import WORKFLOW_ALREADY_STARTED_KEY
+from spindle.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
 from spindle import exceptions as E
 from spindle import _batch
 from spindle._batch import BatchOperationSummary

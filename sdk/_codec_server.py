@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from google.protobuf import json_format
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle._converter import PayloadCodec, SerializationContext, WithSerializationContext, WorkflowSerializationContext
 
 __all__ = ["CodecServerCodec"]

@@ -38,7 +38,7 @@ import cattrs
 
 from cattrs.preconf.json import make_converter
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import exceptions as exc_mod
 
 __all__ = [

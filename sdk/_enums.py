@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["WorkflowIDReusePolicy", "WorkflowIDConflictPolicy", "WorkflowExecutionStatus", "ParentClosePolicy"]
 

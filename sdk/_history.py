@@ -29,7 +29,7 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["History", "HistoryEvent", "event_type_name", "event_type_value", "message_to_dict"]
 

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 
 class ResetClient(Protocol):

@@ -4,7 +4,7 @@ A server that refuses a call because a limit was reached for now (a namespace's 
 rate limit) answers RESOURCE_EXHAUSTED with the delay after which the call would pass:
 as a ``google.rpc.RetryInfo`` in the standard rich status details
 (``grpc-status-details-bin``), and in plain trailing metadata
-(``spindle.controlplane.api.RETRY_AFTER_KEY``, milliseconds). A RESOURCE_EXHAUSTED
+(``spindle.api.RETRY_AFTER_KEY``, milliseconds). A RESOURCE_EXHAUSTED
 without a delay (a payload over the size limit, say) will fail again: it is not retried.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from spindle.controlplane.api import RETRY_AFTER_KEY
+from spindle.api import RETRY_AFTER_KEY
 
 __all__ = ["call_with_retries", "retry_delay", "throttled_wait"]
 

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["RetryPolicy"]
 

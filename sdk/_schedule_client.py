@@ -26,7 +26,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle import exceptions as E
 from spindle._schedule_description import ScheduleDescription, ScheduleListEntry
 from spindle._schedule_types import Schedule, ScheduleBackfill, ScheduleOverlapPolicy

@@ -30,7 +30,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import exceptions as E
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NoReturn, TypeVar, cast
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.exceptions import TimeoutError, WorkflowContextError
 from spindle._interceptor_worker import StartActivityInput, StartChildWorkflowInput
 from spindle._retry_policy import RetryPolicy

@@ -31,7 +31,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = [
     "defn",

@@ -6,7 +6,7 @@ import asyncio
 from datetime import timedelta
 from typing import Any, cast
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle._interceptor_worker import StartActivityInput, StartChildWorkflowInput, WorkflowOutboundInterceptor
 from spindle._statemachines.activity import ActivityHandle
 from spindle._statemachines.child_workflow import ChildWorkflowHandle

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.exceptions import NonDeterminismError, WorkflowContextError
 from spindle._statemachines._command import CommandEntry
 from spindle._statemachines.activity import ActivityCancellationType, ActivityMachine

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - the wire types, for annotations only
-    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.api import messages_pb2 as pb
 
 __all__ = [
     "SpindleError",

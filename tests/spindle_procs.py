@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 SPINDLE = str(Path(sys.executable).parent / "spindle")
 LISTEN_RE = re.compile(r"spindle dev server listening on ([0-9.]+):(\d+)")

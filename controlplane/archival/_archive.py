@@ -1,7 +1,7 @@
 """Archived histories: one gzip-compressed protobuf ``History`` object per closed run.
 
 Format (documented in docs/ARCHIVAL.md): the object is ``gzip(History.SerializeToString())``
-of ``spindle.v1.History`` from ``controlplane/api/messages.proto``, the exact events
+of ``spindle.v1.History`` from ``sdk/api/messages.proto``, the exact events
 the store held (large payloads stay blob references; reads expand them). Protobuf is
 lossless and needs nothing but the .proto to read; the shared History JSON format is
 one call away (``spindle.History.from_proto(...).to_json()``, or ``spindle workflow show
@@ -29,7 +29,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from spindle.controlplane._keyed_locks import KeyedLocks
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 from ._objects import ObjectStore
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.errors import ResourceExhausted, Unavailable
 
 from ._objects import ObjectStore, ObjectStoreError

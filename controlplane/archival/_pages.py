@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 from ._blobs import BLOB_REF_ENCODING, is_blob_ref, ref_expanded_size
 from ._visitor import iter_payloads

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.namespaces import Namespace

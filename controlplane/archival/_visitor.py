@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 __all__ = ["iter_payloads", "PAYLOAD_TYPE", "SKIPPED_TYPES"]
 

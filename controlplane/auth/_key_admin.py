@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument, NotFound, PermissionDenied
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import ApiKeyRow

@@ -18,8 +18,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import ShardNotOwned
 from spindle.controlplane.history import CrossShard, HistoryEngine
 from spindle.controlplane.namespaces import Namespace

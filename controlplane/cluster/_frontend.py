@@ -22,7 +22,7 @@ import asyncio
 import logging
 from typing import Any
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.frontend._validate import check_request, require_id, task_rate, validated

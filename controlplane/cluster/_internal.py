@@ -44,8 +44,8 @@ from typing import Any
 
 import grpc
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from google.protobuf.message import DecodeError, Message
 
 from spindle.controlplane.errors import InvalidArgument, ServiceError, ShardNotOwned, Unavailable

@@ -33,7 +33,7 @@ from typing import TypeVar
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.archival import BLOB_REF_ENCODING, PayloadOffloader, PreparedIntake
 from spindle.controlplane.errors import (
     AlreadyExists,

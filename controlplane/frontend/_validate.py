@@ -24,8 +24,8 @@ from google.protobuf.message import Message
 from spindle.controlplane import _field_rules as _rules
 from spindle.controlplane._field_rules import check_fields
 from spindle.controlplane._search_attributes import check_search_attributes
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 from spindle.controlplane.namespaces import Namespace

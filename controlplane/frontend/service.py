@@ -13,8 +13,8 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane._paging import token_position
 from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys, current_principal
 from spindle.controlplane.config import ServerConfig

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.namespaces import Namespace
 
 from ._context import HistoryContext

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from spindle.controlplane.archival import BLOB_REF_ENCODING
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 from ._pending import ActivityInfo, ChildInfo, PendingUpdate, TimerInfo, WorkflowTaskInfo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = [
     "CommandEntry",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["VERSION_MARKER", "SIDE_EFFECT_MARKER", "RESERVED_MARKERS", "version_command", "side_effect_command",
            "custom_marker_command", "RecordedMarkers"]

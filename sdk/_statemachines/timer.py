@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle._statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["TimerMachine"]

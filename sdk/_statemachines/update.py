@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["accept_command", "complete_command", "reject_command"]
 

@@ -57,7 +57,7 @@ from spindle._interceptor_worker import (
 )
 from spindle._converter import DataConverter
 from spindle._workflow_context import instance as _workflow_instance
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["TracingInterceptor", "DEFAULT_HEADER_KEY"]
 

@@ -15,7 +15,7 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle._converter import DataConverter
 from spindle._history import History
 from spindle._interceptor_worker import Interceptor, check_interceptors

@@ -42,7 +42,7 @@ from spindle.common import (
     WorkflowIDReusePolicy,
 )
 from spindle.api.common.v1 import Payload
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import DataConverter, PayloadCodec
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowAlreadyStartedError
 from spindle.worker import Worker

@@ -35,7 +35,7 @@ from spindle.client import (
 )
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.testing import WorkflowEnvironment
 
 UTC = timezone.utc

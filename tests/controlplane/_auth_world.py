@@ -22,9 +22,9 @@ from typing import Any
 
 import grpc
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.auth import AuthSettings, Role
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.history._tokens import QUERY, TaskToken

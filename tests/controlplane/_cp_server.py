@@ -8,8 +8,8 @@ from typing import Any
 
 import grpc
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2_grpc
 from spindle_procs import SPINDLE, DevServer, raw_history  # noqa: F401 - re-exported for the tests here
 
 

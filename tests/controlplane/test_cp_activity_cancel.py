@@ -15,8 +15,8 @@ import pytest
 
 from spindle import Client, RetryPolicy, Worker, activity, workflow
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
 from spindle.exceptions import ActivityError, ApplicationError
 from spindle.testing import WorkflowEnvironment

@@ -20,7 +20,7 @@ import pytest
 
 from spindle import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.config import ServerConfig
 from spindle.exceptions import ActivityError, ApplicationError, RPCError
 from spindle.testing import WorkflowEnvironment

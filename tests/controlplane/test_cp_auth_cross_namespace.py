@@ -17,8 +17,8 @@ import grpc
 import pytest
 
 from spindle import Client
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.auth import Role
 from spindle.exceptions import RPCError
 

@@ -23,8 +23,8 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.auth import SERVICE_RPCS
 
 from _auth_world import QA, World, bearer, make_world

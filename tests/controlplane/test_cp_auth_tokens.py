@@ -16,9 +16,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.auth import AuthSettings
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.server import ControlPlane, serve

@@ -12,8 +12,8 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 from _cp_server import DevServer, assert_gapless, db_counts, raw_history, raw_stub
 

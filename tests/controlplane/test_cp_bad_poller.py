@@ -22,8 +22,8 @@ import grpc
 import pytest
 
 from spindle import Client, Worker, activity, workflow
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskQueue, TaskRef
 from spindle.controlplane.server import ControlPlane, serve

@@ -9,7 +9,7 @@ import pytest
 
 from spindle import Client, WorkflowExecutionStatus, WorkflowIDConflictPolicy, workflow
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.store import Mutation
 from spindle.exceptions import RPCError
 

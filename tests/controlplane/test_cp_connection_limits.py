@@ -27,8 +27,8 @@ import pytest
 
 from spindle import Client, Worker, activity, workflow
 from spindle._retry_delay import retry_delay
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.exceptions import RPCError
 
 from spindle_procs import LISTEN_RE, SPINDLE, read_line
@@ -166,7 +166,7 @@ async def test_idle_connections_and_long_polls_do_not_lock_out_a_new_client(tmp_
 
 
 async def test_the_server_wide_long_poll_cap_refuses_the_next_poll_and_frees_slots(tmp_path: Path) -> None:
-    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.api import messages_pb2 as pb
     from spindle.controlplane.config import ServerConfig
     from spindle.controlplane.server import ControlPlane, serve
     from spindle.controlplane.store.sqlite import SqliteStore

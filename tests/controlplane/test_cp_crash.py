@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import Client, RetryPolicy, Worker, activity, workflow
 
 from _cp_server import DevServer, assert_gapless, raw_history

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES, NamespaceRegistry
 from spindle.controlplane.store.sqlite import SqliteStore
 

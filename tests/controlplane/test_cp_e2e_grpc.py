@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
 from spindle.exceptions import (
     ActivityError,

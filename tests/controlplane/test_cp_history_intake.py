@@ -16,8 +16,8 @@ import pytest
 from spindle_procs import SPINDLE, DevServer, raw_history
 
 from spindle import Client, Worker, WorkflowExecutionStatus, workflow
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.frontend._payload_intake import MAX_FAILURE_DEPTH, cap_failure_depth
 from spindle.exceptions import RPCError

@@ -26,9 +26,9 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from spindle import Client, Worker, activity, workflow
-from spindle.controlplane.api import RETRY_AFTER_KEY
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import RETRY_AFTER_KEY
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.matching import KIND_ACTIVITY, Matching
 from spindle.exceptions import RPCError
 

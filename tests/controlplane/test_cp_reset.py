@@ -15,8 +15,8 @@ import pytest
 from spanner_emulator import SpannerTestInstance
 
 from spindle import Client, ResetType, Worker, WorkflowExecutionStatus, activity, workflow
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError

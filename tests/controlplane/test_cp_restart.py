@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import Client, Worker, activity, workflow
 
 from _cp_server import DevServer, assert_gapless, raw_history
@@ -141,7 +141,7 @@ async def test_restart_keeps_closed_histories_and_ids(tmp_path: Path) -> None:
 
 async def test_start_request_id_is_idempotent_across_a_restart(tmp_path: Path) -> None:
     """A client that retries a start after the server restarted (same request_id) gets the same run."""
-    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.api import service_pb2 as svc
 
     from _cp_server import raw_stub
 

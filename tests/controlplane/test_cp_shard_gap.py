@@ -35,8 +35,8 @@ import pytest
 
 from spindle import Client, Worker, activity, workflow
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle import Client, Worker, workflow
 
 from _cp_server import DevServer, assert_gapless, raw_history

@@ -18,9 +18,9 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.history._tokens import ACTIVITY, BadTokenError, TaskToken, TaskTokens
 from spindle.controlplane.store import ServerSecret
 from spindle.controlplane.store.sqlite import SqliteStore

@@ -24,8 +24,8 @@ import pytest
 from spindle import Client, TLSConfig, Worker, activity, workflow
 from spindle.controlplane._peer_identity import peer_certificate_subject
 from spindle.controlplane._tls import ServerTLS, TLSFileError, server_credentials
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
 from spindle.exceptions import RPCError

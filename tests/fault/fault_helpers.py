@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 import spindle_procs
 from spindle_procs import raw_history, read_line  # noqa: F401 - raw_history is re-exported for the fault tests

@@ -19,8 +19,8 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.exceptions import RPCError
 
 from fault_helpers import check_db, check_history, raw_history

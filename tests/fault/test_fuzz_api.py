@@ -29,9 +29,9 @@ from google.protobuf import message_factory
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 
 from fault_helpers import FUZZ_EXAMPLES, DevServer, WorkerProc, check_history
 

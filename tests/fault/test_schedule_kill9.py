@@ -23,9 +23,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.converter import DataConverter
 
 from fault_helpers import DevServer, WorkerProc, wait_until

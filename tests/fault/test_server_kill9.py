@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import Client, WorkflowIDConflictPolicy
 from spindle.exceptions import RPCError, WorkflowNotFoundError
 
@@ -178,8 +178,8 @@ async def test_a_task_redispatched_after_a_crash_survives_the_next_crash(tmp_pat
     server dies again before a worker takes the task, nothing else would say the task exists
     (it used to be an in-memory dispatch only: the run then waited forever).
     """
-    from spindle.controlplane.api import service_pb2 as svc
-    from spindle.controlplane.api import service_pb2_grpc
+    from spindle.api import service_pb2 as svc
+    from spindle.api import service_pb2_grpc
     import grpc
 
     db = str(tmp_path / "redispatch.db")

@@ -23,8 +23,8 @@ import grpc
 import pytest
 
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.store import Mutation
 from spindle import Client, Worker
 from spindle.exceptions import RPCError, WorkflowNotFoundError

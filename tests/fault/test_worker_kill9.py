@@ -17,7 +17,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import Client
 
 from fault_helpers import DevServer, WorkerProc, check_history, raw_history, wait_until

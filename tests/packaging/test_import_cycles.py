@@ -18,7 +18,7 @@ submodules is not a cycle); only the module named is.
 
 Layering (DESIGN.md sections 1 and 6, the house rules, issue 14):
 
-- The SDK imports only the wire API ``spindle.controlplane.api`` and the embedded entry
+- The SDK imports only the wire API ``spindle.api`` and the embedded entry
   point ``spindle.controlplane.embedded`` of the control plane, and the core SDK imports the
   latter only inside a function (``import spindle`` never loads a control plane);
   ``spindle.testing``, the in-process test environment, is built on it and may import it at
@@ -30,7 +30,7 @@ Layering (DESIGN.md sections 1 and 6, the house rules, issue 14):
   plugins, the console script, ``__main__``) import a command-line module: a lower layer
   never imports the CLI.
 - The Terraform provider runs in its own environment, where of Spindle only the generated
-  wire stubs exist: it imports ``spindle.controlplane.api`` and nothing else of ``spindle``.
+  wire stubs exist: it imports ``spindle.api`` and nothing else of ``spindle``.
 
 The allow-lists below hold what is known and being removed on another branch; a listed
 entry that no longer occurs fails the test so that it is deleted, and the entries seen are
@@ -305,9 +305,9 @@ def layering_violations(graph: Graph) -> list[tuple[Import, str]]:
     for imp in graph.imports:
         src, dst = imp.source, imp.target
         sdk = _under(src, "spindle") and not _under(src, "spindle.widgets") and not _under(src, "spindle.controlplane")
-        if sdk and _under(dst, "spindle.controlplane") and not _under(dst, "spindle.controlplane.api"):
+        if sdk and _under(dst, "spindle.controlplane") and not _under(dst, "spindle.api"):
             if dst != "spindle.controlplane.embedded":
-                found.append((imp, "the SDK imports only spindle.controlplane.api and .embedded of the control plane"))
+                found.append((imp, "the SDK imports only spindle.api and .embedded of the control plane"))
             elif imp.kind == "module level" and not _under(src, "spindle.testing"):
                 found.append((imp, "the core SDK imports spindle.controlplane.embedded only inside a function"))
         if dst.split(".")[0] in ("examples", "tests"):
@@ -319,8 +319,8 @@ def layering_violations(graph: Graph) -> list[tuple[Import, str]]:
             found.append((imp, "the history engine does not import the frontend"))
         if dst in cli and src not in cli:
             found.append((imp, "only command-line modules import a command-line module"))
-        if _under(src, "spindle_tf") and _under(dst, "spindle") and not _under(dst, "spindle.controlplane.api"):
-            found.append((imp, "the Terraform provider imports only spindle.controlplane.api of spindle"))
+        if _under(src, "spindle_tf") and _under(dst, "spindle") and not _under(dst, "spindle.api"):
+            found.append((imp, "the Terraform provider imports only spindle.api of spindle"))
     return found
 
 
@@ -352,7 +352,7 @@ def test_layering_rules_catch_what_they_name() -> None:
     assert rules("spindle._client", "spindle.controlplane.embedded")
     assert not rules("spindle._client", "spindle.controlplane.embedded", "in a function")
     assert not rules("spindle.testing._environment", "spindle.controlplane.embedded")
-    assert not rules("spindle._client", "spindle.controlplane.api.service_pb2")
+    assert not rules("spindle._client", "spindle.api.service_pb2")
     assert rules("spindle.dsl", "tests")
     assert rules("spindle.widgets._live", "spindle._client")
     assert not rules("spindle.widgets._live", "spindle.client")
@@ -366,7 +366,7 @@ def test_importing_the_sdk_loads_no_control_plane() -> None:
     """``import spindle`` (and its public modules) never loads the control plane, only its wire API."""
     code = ("import sys, spindle, spindle.client, spindle.worker, spindle.workflow, spindle.activity, spindle.dsl\n"
             "loaded = sorted(m for m in sys.modules if m.startswith('spindle.controlplane')\n"
-            "                and not m.startswith('spindle.controlplane.api'))\n"
+            "                and not m.startswith('spindle.api'))\n"
             "print(loaded)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -72,7 +72,7 @@ def test_wheel_holds_only_the_spindle_package(wheel: Path) -> None:
         names = set(z.namelist())
     assert {t for t in tops if not t.endswith(".dist-info")} == {"spindle"}
     for data in ("spindle/py.typed", "spindle/widgets/static/embed.js", "spindle/dsl/schema.json",
-                 "spindle/controlplane/api/service.proto", "spindle/controlplane/store/schema/spanner_v1.sql"):
+                 "spindle/api/service.proto", "spindle/controlplane/store/schema/spanner_v1.sql"):
         assert data in names, data
 
 

@@ -27,8 +27,8 @@ from spindle.client import (
     ScheduleState,
 )
 from spindle.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
 
 UTC = timezone.utc

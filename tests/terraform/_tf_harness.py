@@ -13,8 +13,8 @@ from typing import Any
 
 import grpc
 
-from spindle.controlplane.api import service_pb2 as svc
-from spindle.controlplane.api import service_pb2_grpc
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle_procs import SPINDLE, DevServer  # noqa: F401 - re-exported for the tests here
 
 REPO = Path(__file__).resolve().parents[2]

@@ -392,7 +392,7 @@ class AuthServer:
     def stub(self) -> Any:
         import grpc
 
-        from spindle.controlplane.api import service_pb2_grpc
+        from spindle.api import service_pb2_grpc
 
         self.channel = grpc.insecure_channel(self.address)
         return service_pb2_grpc.WorkflowServiceStub(self.channel)
@@ -442,7 +442,7 @@ def test_with_api_keys_on_the_provider_creates_a_namespace_and_an_api_key(make_t
     """Auth on: an admin key (provider api_key) creates a namespace and a worker key; the key works as granted."""
     import grpc
 
-    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.api import service_pb2 as svc
 
     srv = auth_server
     stub = srv.stub()

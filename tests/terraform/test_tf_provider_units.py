@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from spindle.controlplane import namespaces as cp_ns
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.terraform_cli import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
                                         terraform_platform)
 
@@ -184,14 +184,14 @@ def test_launcher_and_cli_configs(tmp_path: Path) -> None:
 def test_install_provider_command_prints_what_it_wrote(provider_install: Installed) -> None:
     out = provider_install.stdout
     d = provider_install.dir
-    for rel in ("bin/terraform-provider-spindle", "terraformrc", "dev.tfrc", "gen/spindle/controlplane/api/service_pb2.py",
+    for rel in ("bin/terraform-provider-spindle", "terraformrc", "dev.tfrc", "gen/spindle/api/service_pb2.py",
                 "lib/spindle_tf/provider.py",
                 f"mirror/spindle.local/spindle/spindle/0.1.0/{terraform_platform()}/terraform-provider-spindle_v0.1.0"):
         assert f"wrote {d / rel}\n" in out, rel
         assert (d / rel).is_file()
     assert f"export TF_CLI_CONFIG_FILE={d / 'terraformrc'}" in out
     assert os.access(d / "bin" / "terraform-provider-spindle", os.X_OK)
-    assert "Protobuf Python Version: 5." in (d / "gen/spindle/controlplane/api/service_pb2.py").read_text()
+    assert "Protobuf Python Version: 5." in (d / "gen/spindle/api/service_pb2.py").read_text()
 
 
 def _in_provider_venv(provider_install: Installed, code: str) -> subprocess.CompletedProcess[str]:
@@ -204,7 +204,7 @@ def _in_provider_venv(provider_install: Installed, code: str) -> subprocess.Comp
 
 def test_committed_stubs_do_not_load_under_the_providers_protobuf(provider_install: Installed) -> None:
     """Why the installer generates its own stubs: the committed ones are protobuf-7 gencode."""
-    committed = REPO / "controlplane" / "api" / "messages_pb2.py"
+    committed = REPO / "sdk" / "api" / "messages_pb2.py"
     proc = _in_provider_venv(provider_install, "import importlib.util as u; "
                              f"s = u.spec_from_file_location('committed_messages_pb2', {str(committed)!r}); "
                              "s.loader.exec_module(u.module_from_spec(s))")

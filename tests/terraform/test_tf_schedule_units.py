@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from spindle._cli_schedule import parse_interval
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 from _tf_harness import REPO
 

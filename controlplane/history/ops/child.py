@@ -15,8 +15,8 @@ when a child closes.
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, NotFound, ServiceError
 from spindle.controlplane.namespaces import Namespace
 

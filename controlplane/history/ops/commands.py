@@ -12,8 +12,8 @@ from typing import Sequence
 
 from spindle.controlplane._field_rules import find_problem, workflow_task_timeout_ms
 from spindle.controlplane._search_attributes import check_search_attributes
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument, ServiceError
 
 from .._context import HistoryContext

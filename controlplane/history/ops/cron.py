@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.schedules._cron import check_cron_expression, cron_times
 
 from .._context import HistoryContext

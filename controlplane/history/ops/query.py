@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import DeadlineExceeded, FailedPrecondition, NotFound
 from spindle.controlplane.matching import KIND_QUERY, TaskRef
 from spindle.controlplane.namespaces import Namespace

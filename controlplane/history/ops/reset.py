@@ -28,8 +28,8 @@ same request id returns the run the first call made.
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.namespaces import Namespace
 

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, ShardNotOwned
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.schedules import CalendarSpec, next_times

@@ -8,7 +8,7 @@ reload: the ids are rebuilt from the history and the buffered events).
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.errors import FailedPrecondition
 from spindle.controlplane.namespaces import Namespace
 

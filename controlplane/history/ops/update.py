@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import DeadlineExceeded, FailedPrecondition
 from spindle.controlplane.namespaces import Namespace
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 
 from .._context import HistoryContext
 from .._tasks import Task

@@ -17,8 +17,8 @@ import asyncio
 from collections.abc import Callable
 
 from spindle.controlplane._field_rules import workflow_task_timeout_ms
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.archival import fitting_suffix
 from spindle.controlplane.errors import NotFound
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef

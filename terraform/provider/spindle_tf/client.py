@@ -1,6 +1,6 @@
 """The provider's gRPC connection to a Spindle frontend.
 
-The stubs come from ``spindle.controlplane.api`` as generated for *this* environment's
+The stubs come from ``spindle.api`` as generated for *this* environment's
 protobuf (5.x) by ``spindle terraform install-provider`` into its ``gen/`` folder,
 which the launcher puts on ``PYTHONPATH``. The modules committed in the repository
 were generated for protobuf 7 and refuse to load under protobuf 5.
@@ -17,8 +17,8 @@ from typing import Any
 import grpc
 
 try:
-    from spindle.controlplane.api import service_pb2 as svc
-    from spindle.controlplane.api import service_pb2_grpc as svc_grpc
+    from spindle.api import service_pb2 as svc
+    from spindle.api import service_pb2_grpc as svc_grpc
 except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError(
         "the Spindle gRPC stubs for the provider are missing or were generated for another protobuf version "

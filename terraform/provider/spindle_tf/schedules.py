@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .context import ProviderContext
 
 try:
-    from spindle.controlplane.api import messages_pb2 as pb
+    from spindle.api import messages_pb2 as pb
 except ImportError as e:  # pragma: no cover - depends on the installation (see client.py)
     raise ImportError(f"the Spindle gRPC stubs for the provider are missing ({e}); run "
                       "`spindle terraform install-provider` again") from e

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.archival import (
     BlobStore,
     GcsObjectStore,

@@ -15,8 +15,8 @@ import pytest
 
 from spindle import Worker, workflow
 from spindle._enums import ParentClosePolicy
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.archival import BLOB_REF_ENCODING
 from spindle.controlplane.archival._visitor import PAYLOAD_TYPE
 from spindle.controlplane.config import ServerConfig

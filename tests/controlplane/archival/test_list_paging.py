@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from spindle.controlplane import embedded
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.store import Mutation, VisibilityRow
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle import Worker, activity, workflow
 from spindle.testing import WorkflowEnvironment

@@ -41,8 +41,8 @@ from google.cloud.spanner_v1 import param_types
 from _chaos_workload import TASK_QUEUE, Chaos, bonus_of, expected
 from _cluster import NUM_SHARDS, RENEW, TTL, Cluster, check_histories, leases, results_or_report, wait_owned
 from _members import Member
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.exceptions import RPCError
 from spindle_procs import raw_history
 

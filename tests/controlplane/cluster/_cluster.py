@@ -23,7 +23,7 @@ from _members import Member, setup_schema, write_config
 from _workload import result_with_retry
 from spindle import Client, TLSConfig
 from spindle.controlplane._tls import MemberTLS
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.auth._keys import format_secret, new_secret
 from spindle.controlplane.store._spanner_schema import MIGRATIONS
 from tls_certs import CertificateAuthority

@@ -146,9 +146,9 @@ async def test_bad_input_is_refused_by_every_path_of_a_cluster(cluster: list[Clu
     """
     import grpc
 
-    from spindle.controlplane.api import messages_pb2 as pb
-    from spindle.controlplane.api import service_pb2 as svc
-    from spindle.controlplane.api import service_pb2_grpc
+    from spindle.api import messages_pb2 as pb
+    from spindle.api import service_pb2 as svc
+    from spindle.api import service_pb2_grpc
     from spindle.controlplane.cluster._peers import b64
     from spindle.controlplane.errors import InvalidArgument
 
@@ -202,8 +202,8 @@ async def test_a_schedule_on_one_member_is_woken_by_the_close_of_its_run_on_anot
     from datetime import datetime, timezone
 
     from spindle import workflow
-    from spindle.controlplane.api import messages_pb2 as pb
-    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.api import messages_pb2 as pb
+    from spindle.api import service_pb2 as svc
 
     @workflow.defn(name="sched_waiter")
     class Waiter:
@@ -272,9 +272,9 @@ async def test_a_call_forwarded_to_a_paused_owner_moves_to_the_new_owner(cluster
     """
     import grpc
 
-    from spindle.controlplane.api import messages_pb2 as pb
-    from spindle.controlplane.api import service_pb2 as svc
-    from spindle.controlplane.api import service_pb2_grpc
+    from spindle.api import messages_pb2 as pb
+    from spindle.api import service_pb2 as svc
+    from spindle.api import service_pb2_grpc
     from spindle.controlplane.cluster._internal import InternalService
 
     a, b, c = cluster

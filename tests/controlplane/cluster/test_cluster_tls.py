@@ -23,8 +23,8 @@ from spanner_emulator import SpannerTestInstance
 from _workload import ChildWf, MainWf, double, expected, result_with_retry, signal_when_running
 from spindle import Client, TLSConfig, Worker
 from spindle.controlplane._tls import MemberTLS, ServerTLS
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, InternalConfig, StoreConfig
 from spindle.controlplane.cluster._peers import METHOD, Peers, b64, unb64
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted

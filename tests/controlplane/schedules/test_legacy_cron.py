@@ -15,7 +15,7 @@ import pytest
 
 from spindle import Worker, workflow
 from spindle.client import WorkflowExecutionStatus
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.exceptions import ApplicationError, RPCError
 from spindle.testing import Replayer
 

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from spindle.controlplane import embedded
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 T0 = datetime(2026, 12, 1, 5, 30, tzinfo=timezone.utc)
 T0_MS = int(T0.timestamp() * 1000)

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 from spindle import Worker, workflow
 from spindle.client import WorkflowExecutionStatus
-from spindle.controlplane.api import messages_pb2 as pb
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
 from spindle.exceptions import ApplicationError
 

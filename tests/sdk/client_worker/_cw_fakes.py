@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._converter import DataConverter
 
 

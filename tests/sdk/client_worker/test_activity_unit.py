@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import activity
 from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, CompleteAsyncError, bind_arguments, execute
 from spindle._activity_heartbeat import Heartbeater, throttle_interval

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from spindle import Client, WorkflowExecutionStatus
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle_procs import SPINDLE, DevServer, raw_history
 
 pytestmark = pytest.mark.timeout(300)
@@ -136,7 +136,7 @@ async def test_python_batch_ops_summaries(dev: tuple[DevServer, Client]) -> None
 async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: Path) -> None:
     server, client = dev
     # a run whose first workflow task completed: taken by hand (no worker process needed)
-    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.api import service_pb2 as svc
 
     original = (await client.start_workflow("Waiter", id="w-reset", task_queue="hand")).result_run_id
     stub = client.stub

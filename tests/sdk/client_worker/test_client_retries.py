@@ -7,7 +7,7 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle import Client
 from spindle.exceptions import RPCError
 

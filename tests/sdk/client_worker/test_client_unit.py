@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 from _cw_fakes import FakeRpcError
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle import Client
 from spindle._client import _sa_type_name, _sa_type_value, map_rpc_error
 from spindle.exceptions import NamespaceNotFoundError, RPCError, WorkflowNotFoundError

@@ -24,7 +24,7 @@ from spindle.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, ServerError, UpdateFailedError
 from spindle._raw_description import raw_description

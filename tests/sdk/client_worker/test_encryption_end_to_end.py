@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from spindle import Client, Worker, activity, workflow
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
 from spindle.converter import EncryptionCodec, WorkflowSerializationContext
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowFailureError

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
 from spindle._payload_visitor import collect_payloads
 from spindle.converter import ZlibCodec

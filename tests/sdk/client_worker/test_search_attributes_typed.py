@@ -14,7 +14,7 @@ from spindle.common import (
     SearchAttributeUpdate,
     TypedSearchAttributes,
 )
-from spindle.controlplane.api import service_pb2 as svc
+from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
 from spindle._search_attributes import search_attributes_to_payloads, typed_from_payloads, updates_to_mapping
 

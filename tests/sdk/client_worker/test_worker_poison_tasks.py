@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from spindle import Client, History, Worker, workflow
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import PayloadCodec
 from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowFailureError
 

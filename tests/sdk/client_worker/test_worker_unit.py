@@ -9,7 +9,7 @@ from typing import Any
 
 from _cw_fakes import FakeClient, FakeStub, RecordingInstance
 
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import activity
 from spindle._activity_worker import ActivityWorker
 from spindle._workflow_worker import WorkflowWorker

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._converter import decode_payloads, encode_payloads
 from spindle._payload_visitor import (
     ENCODED_FAILURE_MESSAGE,

@@ -17,7 +17,7 @@ import pytest
 from google.protobuf import json_format
 
 from spindle import Client, Worker, workflow
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.converter import CodecServerCodec, DataConverter, EncryptionCodec
 
 pytest.importorskip("cryptography")

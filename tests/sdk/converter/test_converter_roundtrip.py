@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import attrs
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.converter import DataConverter
 
 conv = DataConverter.default

@@ -10,7 +10,7 @@ import cattrs
 import pytest
 
 from spindle import converter
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.converter import DataConverter, ZlibCodec
 from spindle.exceptions import ActivityError, ApplicationError, TimeoutError
 

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import datetime
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.converter import DataConverter
 from spindle.exceptions import (
     ActivityError,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import History
 from spindle.converter import DataConverter
 

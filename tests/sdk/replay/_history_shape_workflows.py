@@ -103,7 +103,7 @@ async def run_cancel_race(client: object, engine: object, *, task_queue: str, wo
     task's completion is written), which makes the race deterministic. Returns the
     workflow's handle once the run has finished.
     """
-    from spindle.controlplane.api import service_pb2 as svc
+    from spindle.api import service_pb2 as svc
     from spindle.converter import DataConverter
 
     manual_queue = task_queue + "-manual"
@@ -120,7 +120,7 @@ async def run_cancel_race(client: object, engine: object, *, task_queue: str, wo
 
     async def completes_first(req: svc.RespondWorkflowTaskCompletedRequest) -> object:
         nonlocal done
-        from spindle.controlplane.api import messages_pb2 as pb
+        from spindle.api import messages_pb2 as pb
 
         if not done and any(c.command_type == pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK for c in req.commands):
             done = True

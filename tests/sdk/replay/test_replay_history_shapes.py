@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from spindle import History, Worker
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.testing import Replayer, WorkflowEnvironment
 
 from _history_shape_workflows import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle._converter import DataConverter
 
 E = pb.EventType

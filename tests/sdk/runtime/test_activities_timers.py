@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, failure_of, kinds, result_of
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle.exceptions import ActivityError, ApplicationError, CancelledError
 from spindle._retry_policy import RetryPolicy

@@ -8,7 +8,7 @@ import pytest
 
 import spindle.workflow
 from _runtime_history import History, decode, kinds
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle._retry_policy import RetryPolicy
 from spindle._workflow_instance import StaleWorkflowInstanceError, WorkflowInstance

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from _runtime_history import History, kinds, result_of
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle.exceptions import NonDeterminismError
 from spindle._replay import replay

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, kinds, payloads, result_of
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowContextError
 from spindle._replay import replay

@@ -18,7 +18,7 @@ import pytest
 
 from _runtime_history import History, decode, kinds, result_of
 from spindle import activity, workflow
-from spindle.controlplane.api import messages_pb2 as pb
+from spindle.api import messages_pb2 as pb
 from spindle.exceptions import WorkflowContextError
 from spindle._workflow_instance import WorkflowInstance
 

@@ -5,6 +5,6 @@ A codec written for Temporal (``from temporalio.api.common.v1 import Payload``) 
 codec runs unchanged after the import rename.
 """
 
-from spindle.controlplane.api.messages_pb2 import Header, Memo, Payload, Payloads, SearchAttributes, WorkflowExecution
+from spindle.api.messages_pb2 import Header, Memo, Payload, Payloads, SearchAttributes, WorkflowExecution
 
 __all__ = ["Header", "Memo", "Payload", "Payloads", "SearchAttributes", "WorkflowExecution"]
