@@ -82,8 +82,7 @@ def test_module_ddl_matches_spindles_spanner_schema(module_ddl: list[str]) -> No
     canonical: list[str] = []
     for f in files:
         canonical += split_ddl((CANONICAL_SCHEMA_DIR / f).read_text())
-    fix = (f"copy the schema into the module: cp {CANONICAL_SCHEMA_DIR}/spanner_v*.sql {MODULE}/schema/ "
-           "(and list any new version file in ddl_files in ddl.tf)")
+    fix = "regenerate the module's copy of the schema: python scripts/gen_copies.py"
     assert module_ddl == canonical, f"the module's DDL differs from Spindle's Spanner schema; {fix}"
     try:
         from spindle.controlplane.store._spanner_schema import MIGRATIONS, load_ddl

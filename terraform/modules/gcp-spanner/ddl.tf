@@ -1,9 +1,11 @@
 # Spindle's Cloud Spanner DDL, one statement per list element.
 #
-# schema/spanner_v<N>.sql are copies of controlplane/store/schema/spanner_v<N>.sql
-# (tests/terraform/test_gcp_module.py fails when they differ). They are split the
-# way spindle.controlplane.store._spanner_schema.load_ddl splits them: comment lines
-# ("--") dropped, statements separated by a semicolon at the end of a line.
+# schema/spanner_v<N>.sql and the list ddl_files below are generated from the control
+# plane's schema, controlplane/store/schema/spanner_v<N>.sql, by
+# `python scripts/gen_copies.py` (tests/packaging/test_generated_copies.py fails when
+# they are not current): edit the control plane's files, never these. They are split
+# the way spindle.controlplane.store._spanner_schema.load_ddl splits them: comment
+# lines ("--") dropped, statements separated by a semicolon at the end of a line.
 #
 # A later schema version is a new file appended to ddl_files: the google provider
 # applies appended statements in place, while editing earlier ones replaces the

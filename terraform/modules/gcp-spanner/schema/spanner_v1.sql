@@ -1,3 +1,5 @@
+-- Generated from controlplane/store/schema/spanner_v1.sql by python scripts/gen_copies.py: do not edit this copy;
+-- edit that file and run the script.
 -- Spindle on Cloud Spanner, schema version 1.
 --
 -- Applied by spindle.controlplane.store._spanner_schema.setup_schema (``spindle admin

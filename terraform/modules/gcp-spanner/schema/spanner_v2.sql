@@ -1,3 +1,5 @@
+-- Generated from controlplane/store/schema/spanner_v2.sql by python scripts/gen_copies.py: do not edit this copy;
+-- edit that file and run the script.
 -- Spindle on Cloud Spanner, schema version 2 (applied after version 1).
 --
 -- Retried activity attempts no longer write history events (issue 13): the attempt

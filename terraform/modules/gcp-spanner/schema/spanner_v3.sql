@@ -1,3 +1,5 @@
+-- Generated from controlplane/store/schema/spanner_v3.sql by python scripts/gen_copies.py: do not edit this copy;
+-- edit that file and run the script.
 -- Spindle on Cloud Spanner, schema version 3 (applied after version 2).
 --
 -- Identity and access (issue 15). ApiKeys holds API keys as a keyed hash of their

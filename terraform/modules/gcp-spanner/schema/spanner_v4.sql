@@ -1,3 +1,5 @@
+-- Generated from controlplane/store/schema/spanner_v4.sql by python scripts/gen_copies.py: do not edit this copy;
+-- edit that file and run the script.
 -- Spindle on Cloud Spanner, schema version 4 (applied after version 3).
 --
 -- BlobRefs: which run refers to which large-payload blob (issue 16). A row is written

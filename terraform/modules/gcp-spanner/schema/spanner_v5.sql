@@ -1,3 +1,5 @@
+-- Generated from controlplane/store/schema/spanner_v5.sql by python scripts/gen_copies.py: do not edit this copy;
+-- edit that file and run the script.
 -- Spindle on Cloud Spanner, schema version 5 (applied after version 4).
 --
 -- Schedules (issue 17): one row per schedule, keyed by namespace and schedule id. Data is
