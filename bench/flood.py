@@ -35,7 +35,9 @@ import grpc.aio
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from spindle import Client, Worker, workflow  # noqa: E402
+from spindle import workflow  # noqa: E402
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.api import service_pb2_grpc  # noqa: E402
 from spindle.exceptions import RPCError  # noqa: E402
 

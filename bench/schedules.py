@@ -37,7 +37,9 @@ TASK_QUEUE = "bench-sched"
 
 # ---------------------------------------------------------------------------- the worker process
 def worker_main(address: str) -> None:
-    from spindle import Client, Worker, workflow
+    from spindle import workflow
+    from spindle.client import Client
+    from spindle.worker import Worker
 
     @workflow.defn(name="noop")
     class Noop:

@@ -22,16 +22,16 @@ import math
 import sys
 from typing import Any, Awaitable, Callable
 
-from . import exceptions as E
-from ._cli_batch import add_batch_options, add_reset_options, reset_single
-from ._cli_batch import dispatch as batch_dispatch
-from ._cli_tls import add_tls_arguments, tls_from_args
-from ._client import Client, WorkflowExecutionDescription
-from ._converter import PayloadCodec
-from ._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from ._history import History
-from ._history_codec import decode_history
-from ._user_modules import UserModuleError, import_user_module
+from spindle import exceptions as E
+from spindle._cli_batch import add_batch_options, add_reset_options, reset_single
+from spindle._cli_batch import dispatch as batch_dispatch
+from spindle._cli_tls import add_tls_arguments, tls_from_args
+from spindle.client._client import Client, WorkflowExecutionDescription
+from spindle.converter._converter import PayloadCodec
+from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.common._history import History
+from spindle.converter._history_codec import decode_history
+from spindle._user_modules import UserModuleError, import_user_module
 
 
 class _UserError(Exception):

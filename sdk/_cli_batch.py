@@ -5,7 +5,7 @@ confirmation (``--yes`` skips it), then acts on each with a progress bar (``rich
 stderr), at most ``--rps`` calls a second, and prints the summary (done, skipped,
 failed with reasons) on stdout. Exit status: 0 when nothing failed, 1 otherwise, 2 for
 bad arguments or a refused confirmation. Running the same command again after an
-interruption resumes it (see ``spindle._batch``).
+interruption resumes it (see ``spindle.client._batch``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._batch import BatchItemOutcome, collect_targets, default_batch_id, make_action, one_per_workflow, run_batch
-from ._client import Client
-from ._reset import ResetType
+from spindle.client._batch import BatchItemOutcome, collect_targets, default_batch_id, make_action, one_per_workflow, run_batch
+from spindle.client._client import Client
+from spindle.client._reset import ResetType
 
 Single = Callable[[argparse.Namespace, Client], Awaitable[int]]
 

@@ -25,11 +25,11 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._cli import _codec_option, _common, _json_arg, _run, _UserError
-from ._client import Client
-from ._schedule_checks import check_cron_expression, check_time_zone_name
-from ._schedule_description import ScheduleActionResult, ScheduleDescription, ScheduleListEntry
-from ._schedule_types import (
+from spindle._cli import _codec_option, _common, _json_arg, _run, _UserError
+from spindle.client._client import Client
+from spindle.client._schedule_checks import check_cron_expression, check_time_zone_name
+from spindle.client._schedule_description import ScheduleActionResult, ScheduleDescription, ScheduleListEntry
+from spindle.client._schedule_types import (
     Schedule,
     ScheduleActionStartWorkflow,
     ScheduleBackfill,
@@ -39,7 +39,7 @@ from ._schedule_types import (
     ScheduleSpec,
     ScheduleState,
 )
-from ._schedule_wire import decoded_args, memo_values
+from spindle.client._schedule_wire import decoded_args, memo_values
 
 __all__ = ["add_spec_arguments", "checked_first", "describe_dict", "overlap_arg", "parse_duration", "parse_interval",
            "register"]

@@ -13,7 +13,7 @@ import argparse
 import os
 from collections.abc import Mapping
 
-from spindle._tls import ENV_VARS, TLSConfig, env_bool, tls_from_files
+from spindle.client._tls import ENV_VARS, TLSConfig, env_bool, tls_from_files
 
 __all__ = ["add_tls_arguments", "tls_from_args"]
 

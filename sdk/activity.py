@@ -16,7 +16,7 @@ next :func:`heartbeat` raises :class:`~spindle.exceptions.CancelledError`. Async
 ones get ``asyncio.CancelledError`` at their next ``await``.
 """
 
-from spindle._activity import (
+from spindle._activity.context import (
     ActivityDefinition,
     ActivityInfo,
     CompleteAsyncError,
@@ -30,7 +30,7 @@ from spindle._activity import (
     wait_for_cancelled,
     wait_for_cancelled_sync,
 )
-from spindle._activity_logging import LoggerAdapter, logger
+from spindle._activity.logger import LoggerAdapter, logger
 
 __all__ = [
     "defn",

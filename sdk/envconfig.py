@@ -9,7 +9,7 @@ Code ported from Temporal connects with::
 Spindle reads the same environment variables as its command line: ``SPINDLE_ADDRESS``
 (-> ``target_host``), ``SPINDLE_NAMESPACE`` (-> ``namespace``), ``SPINDLE_API_KEY``
 (-> ``api_key``) and the TLS settings
-(-> ``tls``, a :class:`spindle.TLSConfig` or ``True``): ``SPINDLE_TLS`` (``true``: TLS with
+(-> ``tls``, a :class:`spindle.service.TLSConfig` or ``True``): ``SPINDLE_TLS`` (``true``: TLS with
 the default roots; ``false``: off), ``SPINDLE_TLS_CA_FILE`` (the server's CA),
 ``SPINDLE_TLS_CERT_FILE`` + ``SPINDLE_TLS_KEY_FILE`` (a client certificate, mutual TLS) and
 ``SPINDLE_TLS_SERVER_NAME`` (the name the server's certificate is checked against); any of
@@ -25,13 +25,13 @@ import os
 from collections.abc import Mapping
 from typing import TypedDict
 
-from spindle._tls import TLSConfig, tls_from_env
+from spindle.client._tls import TLSConfig, tls_from_env
 
 __all__ = ["ClientConfig", "ClientConnectConfig"]
 
 
 class ClientConnectConfig(TypedDict, total=False):
-    """Keyword arguments for :meth:`spindle.Client.connect` (only the keys that were set)."""
+    """Keyword arguments for :meth:`spindle.client.Client.connect` (only the keys that were set)."""
 
     target_host: str
     namespace: str

@@ -8,10 +8,10 @@ Names follow ``temporalio.workflow``; Spindle has no import sandbox (see
 
 from __future__ import annotations
 
-from spindle._retry_policy import RetryPolicy
-from spindle._statemachines.activity import ActivityCancellationType, ActivityHandle
-from spindle._statemachines.child_workflow import ChildWorkflowHandle
-from spindle._workflow_api import (
+from spindle.common._retry_policy import RetryPolicy
+from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityHandle
+from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
+from spindle._workflow.api import (
     DEFAULT_VERSION,
     ExternalWorkflowHandle,
     all_handlers_finished,
@@ -44,13 +44,13 @@ from spindle._workflow_api import (
     wait_condition,
     wait_for_signal,
 )
-from spindle._workflow_asyncio import as_completed, wait
-from spindle._workflow_defn import WorkflowDefinition, defn, init, query, run, signal, update
-from spindle._workflow_guard import install as _install_guards
-from spindle._workflow_info import ParentInfo, UpdateInfo, WorkflowInfo
-from spindle._workflow_logger import LoggerAdapter, logger
-from spindle._workflow_runtime import ContinueAsNewError
-from spindle._workflow_unsafe import unsafe
+from spindle._workflow.waiting import as_completed, wait
+from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
+from spindle._workflow.guard import install as _install_guards
+from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo
+from spindle._workflow.logger import LoggerAdapter, logger
+from spindle._workflow.runtime import ContinueAsNewError
+from spindle._workflow.unsafe import unsafe
 
 __all__ = [
     "ActivityCancellationType",

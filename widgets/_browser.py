@@ -84,7 +84,7 @@ class ExecutionBrowser(w.VBox):
     """A table of the executions matching a list-filter query, with status counts and paging.
 
     Args:
-        client: a connected ``spindle.Client``.
+        client: a connected ``spindle.client.Client``.
         query: the initial list-filter query (``""`` lists everything).
         page_size: rows per page.
         live_graphs: whether opened ``HistoryGraph`` widgets follow running executions.

@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from spindle import History, HistoryEvent
+from spindle.client import History, HistoryEvent
 from spindle.widgets._payloads import decode_payload, decode_payloads
 
 __all__ = [

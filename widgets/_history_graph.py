@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as w
 import networkx as nx
 
-from spindle import History
+from spindle.client import History
 from spindle.widgets._background import Runner
 from spindle.widgets._export import export_html
 from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder

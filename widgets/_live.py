@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from spindle import History, HistoryEvent
+from spindle.client import History, HistoryEvent
 from spindle.widgets._background import Cancellable, Runner
 from spindle.widgets._graph_model import HistoryGraphBuilder
 

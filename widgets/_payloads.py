@@ -1,6 +1,6 @@
 """Turning the payloads and failures of History JSON into text people can read.
 
-History JSON (``spindle.History.to_json``) stores a payload as
+History JSON (``spindle.client.History.to_json``) stores a payload as
 ``{"metadata": {"encoding": <base64>}, "data": <base64>}``; ``json/plain`` payloads
 are decoded to JSON values, anything else is summarised. Codecs run before this:
 a handle's history is decoded by its client's codecs, a recorded history by the

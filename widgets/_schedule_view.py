@@ -46,7 +46,7 @@ class ScheduleView(w.VBox):
     """A schedule at a glance: paused or active (with its note), when it acts, what it did, what comes next.
 
     Args:
-        handle: a ``spindle.ScheduleHandle`` (``client.get_schedule_handle(id)``).
+        handle: a ``spindle.client.ScheduleHandle`` (``client.get_schedule_handle(id)``).
         loop: the event loop its client belongs to (default: the loop running in this
             thread, else the widgets' background loop).
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spindle import History
+from spindle.client import History
 from spindle.converter import decode_history
 
 __all__ = ["is_handle", "load_history", "codecs_for"]

@@ -4,7 +4,7 @@ Format (documented in docs/ARCHIVAL.md): the object is ``gzip(History.SerializeT
 of ``spindle.v1.History`` from ``sdk/api/messages.proto``, the exact events
 the store held (large payloads stay blob references; reads expand them). Protobuf is
 lossless and needs nothing but the .proto to read; the shared History JSON format is
-one call away (``spindle.History.from_proto(...).to_json()``, or ``spindle workflow show
+one call away (``spindle.client.History.from_proto(...).to_json()``, or ``spindle workflow show
 --output json``, which reads the archive transparently).
 
 Layout under the archive URI (``file:///dir`` or ``gs://bucket/prefix``)::

@@ -1,6 +1,6 @@
 """``CalendarSpec``: when a schedule acts, in the form the server stores and computes with.
 
-It holds what the SDK's ``spindle.ScheduleSpec`` holds (the frontend builds one from the
+It holds what the SDK's ``spindle.client.ScheduleSpec`` holds (the frontend builds one from the
 request; the control plane never imports the SDK) and checks it the same way, so a spec the
 server accepted always computes. :meth:`CalendarSpec.to_dict` / :meth:`CalendarSpec.from_dict`
 give a JSON-safe form for the store: durations in integer microseconds, instants as ISO 8601

@@ -19,8 +19,9 @@ import asyncio
 import dataclasses
 from datetime import datetime, timedelta, timezone
 
-from spindle import (Client, Schedule, ScheduleActionStartWorkflow, ScheduleBackfill, ScheduleIntervalSpec,
-                     ScheduleOverlapPolicy, SchedulePolicy, ScheduleSpec, Worker, activity, workflow)
+from spindle import activity, workflow
+from spindle.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleBackfill, ScheduleIntervalSpec, ScheduleOverlapPolicy, SchedulePolicy, ScheduleSpec
+from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
 
 TASK_QUEUE = "reports"

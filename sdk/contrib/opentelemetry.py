@@ -36,7 +36,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from spindle import workflow
-from spindle._interceptor_client import (
+from spindle._interceptors.client import (
     Interceptor as _ClientInterceptor,
     OutboundInterceptor,
     QueryWorkflowInput,
@@ -44,7 +44,7 @@ from spindle._interceptor_client import (
     StartWorkflowInput,
     StartWorkflowUpdateInput,
 )
-from spindle._interceptor_worker import (
+from spindle._interceptors.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     ExecuteWorkflowInput,
@@ -55,8 +55,8 @@ from spindle._interceptor_worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from spindle._converter import DataConverter
-from spindle._workflow_context import instance as _workflow_instance
+from spindle.converter._converter import DataConverter
+from spindle._workflow.context import instance as _workflow_instance
 from spindle.api import messages_pb2 as pb
 
 __all__ = ["TracingInterceptor", "DEFAULT_HEADER_KEY"]

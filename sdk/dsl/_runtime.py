@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from spindle import workflow
-from spindle._retry_policy import RetryPolicy
+from spindle.common._retry_policy import RetryPolicy
 from spindle.dsl._errors import DslError
 from spindle.dsl._expressions import ExpressionError
 from spindle.dsl._model import (

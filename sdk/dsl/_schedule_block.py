@@ -53,7 +53,7 @@ def parse_interval(text: str) -> tuple[int, int]:
     Raises:
         ValueError: not durations, not whole seconds, under a second, or a phase not shorter than the period.
     """
-    from spindle._schedule_types import ScheduleIntervalSpec
+    from spindle.client._schedule_types import ScheduleIntervalSpec
 
     every_text, sep, phase_text = text.partition("/")
     every = parse_duration(every_text)
@@ -79,7 +79,7 @@ def _strings(b: _Builder, node: YNode, what: str) -> list[YScalar]:
 
 def build_schedule_block(b: _Builder, node: YNode, inputs: tuple[InputSpec, ...]) -> ScheduleBlock:
     """Check a ``schedule:`` block; every problem is recorded on ``b`` (at the key's position)."""
-    from spindle._schedule_checks import check_cron_expression, check_time_zone_name
+    from spindle.client._schedule_checks import check_cron_expression, check_time_zone_name
 
     block = b.mapping(node, "'schedule'")
     b.check_keys(block, SCHEDULE_KEYS, "'schedule'")

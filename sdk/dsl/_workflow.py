@@ -14,7 +14,7 @@ from spindle.dsl._model import InputSpec, ScheduleBlock, WorkflowDag, dag_to_jso
 from spindle.dsl._validate import check_inputs
 
 if TYPE_CHECKING:
-    from spindle._workflow_defn import WorkflowDefinition
+    from spindle._workflow.defn import WorkflowDefinition
 
 __all__ = ["DslWorkflow"]
 
@@ -133,7 +133,7 @@ class DslWorkflow:
     @property
     def __spindle_workflow_definition__(self) -> WorkflowDefinition:
         """What ``WorkflowDefinition.from_target`` looks up, so the SDK accepts ``self``."""
-        from spindle._workflow_defn import WorkflowDefinition
+        from spindle._workflow.defn import WorkflowDefinition
 
         found = WorkflowDefinition.get(self.definition)
         assert found is not None

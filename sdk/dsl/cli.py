@@ -129,7 +129,7 @@ def _activities(modules: Sequence[str]) -> list[Any]:
     Raises:
         UserModuleError: a module cannot be imported.
     """
-    from spindle._activity import ActivityDefinition
+    from spindle._activity.context import ActivityDefinition
 
     found: list[Any] = []
     for name in modules:
@@ -178,7 +178,8 @@ def _run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
 
 async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start_input: dict[str, Any],
                           activities: list[Any], tls: Any = None) -> Any:
-    from spindle import Client, Worker
+    from spindle.client import Client
+    from spindle.worker import Worker
 
     address = f"embedded:{args.embedded}" if args.embedded else (args.address or "127.0.0.1:7233")
     client = await Client.connect(address, namespace=args.namespace, api_key=getattr(args, "api_key", None), tls=tls)
@@ -236,7 +237,7 @@ def _add_schedule_verb(verbs: Any) -> argparse.ArgumentParser:
 
 def _prepare_schedule(args: argparse.Namespace) -> None:
     """Load the document and build the schedule (flags over the block); every mistake is a _UserError."""
-    from spindle._schedule_types import (
+    from spindle.client._schedule_types import (
         Schedule,
         ScheduleActionStartWorkflow,
         ScheduleIntervalSpec,

@@ -2,7 +2,7 @@
 
 The activity sees a real activity context (``activity.info()``, ``heartbeat()``,
 ``is_cancelled()``, ``wait_for_cancelled()``, ``activity.logger``) built by the
-same code the worker uses (:mod:`spindle._activity`), so a unit test exercises
+same code the worker uses (:mod:`spindle._activity.context`), so a unit test exercises
 what runs in production, minus the control plane. As in temporalio,
 :meth:`ActivityEnvironment.run` returns an awaitable for an ``async def`` activity
 and the value itself for a plain ``def`` one.
@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spindle._activity import ActivityContext, ActivityDefinition, ActivityInfo, _current, execute, prepare_sync
+from spindle._activity.context import ActivityContext, ActivityDefinition, ActivityInfo, _current, execute, prepare_sync
 
 __all__ = ["ActivityEnvironment", "default_info"]
 

@@ -1,6 +1,6 @@
-"""The environment's client: an ordinary :class:`spindle.Client` whose handles unlock time skipping.
+"""The environment's client: an ordinary :class:`spindle.client.Client` whose handles unlock time skipping.
 
-``sdk/_client.py`` has no hook for "a test is waiting for a result", so this module
+``sdk/client/_client.py`` has no hook for "a test is waiting for a result", so this module
 subclasses :class:`Client` and :class:`WorkflowHandle`: every handle the client makes
 is re-classed as a :class:`TimeSkippingHandle`, whose ``result()`` runs inside
 ``TimeSkipper.awaiting_result()``. ``execute_workflow`` goes through
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spindle._client import Client, WorkflowHandle
+from spindle.client._client import Client, WorkflowHandle
 from spindle.testing._time_skipping import TimeSkipper
 
 __all__ = ["TimeSkippingClient", "TimeSkippingHandle"]

@@ -23,9 +23,9 @@ from typing import Any
 
 from spindle.controlplane import embedded
 from spindle.controlplane.embedded import ServerConfig, VirtualClock
-from spindle._client import Client
-from spindle._converter import DataConverter, PayloadCodec
-from spindle._search_attributes import SearchAttributeKey
+from spindle.client._client import Client
+from spindle.converter._converter import DataConverter, PayloadCodec
+from spindle.common._search_attributes import SearchAttributeKey
 from spindle.testing._client import TimeSkippingClient
 from spindle.testing._time_skipping import TimeSkipper
 

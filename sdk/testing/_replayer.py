@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 from spindle.api import messages_pb2 as pb
-from spindle._converter import DataConverter
-from spindle._history import History
-from spindle._interceptor_worker import Interceptor, check_interceptors
-from spindle._replay import replay
-from spindle._workflow_defn import WorkflowDefinition
+from spindle.converter._converter import DataConverter
+from spindle.common._history import History
+from spindle._interceptors.worker import Interceptor, check_interceptors
+from spindle._workflow.replay import replay
+from spindle._workflow.defn import WorkflowDefinition
 
 __all__ = ["Replayer", "ReplayResult", "ReplayReport", "HistorySource", "UnknownWorkflowTypeError", "load_history"]
 
@@ -131,7 +131,8 @@ class Replayer:
 
     def __init__(self, *, workflows: Iterable[Any], data_converter: DataConverter | None = None,
                  namespace: str = "default", interceptors: Sequence[Interceptor] = ()) -> None:
-        self._interceptors = check_interceptors(interceptors, "Replayer(interceptors=...)", Interceptor)
+        self._interceptors = check_interceptors(interceptors, "Replayer(interceptors=...)", Interceptor,
+                                               "spindle.worker.Interceptor")
         self._defns: dict[str, WorkflowDefinition] = {}
         for w in workflows:
             d = WorkflowDefinition.from_target(w)

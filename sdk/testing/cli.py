@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from spindle._user_modules import UserModuleError, import_user_module
-from spindle._workflow_defn import WorkflowDefinition
+from spindle._workflow.defn import WorkflowDefinition
 from spindle.testing._replayer import Replayer
 
 __all__ = ["register", "run_replay", "UsageError", "resolve_workflow"]

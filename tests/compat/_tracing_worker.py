@@ -16,7 +16,7 @@ from datetime import timedelta
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 
-from spindle import Client
+from spindle.client import Client
 from spindle.contrib.opentelemetry import TracingInterceptor
 from spindle.worker import Worker
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 from spindle.exceptions import (
     ActivityError,
     ApplicationError,

@@ -13,7 +13,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from spindle import Worker, WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy, workflow
+from spindle import workflow
+from spindle.client import WorkflowExecutionStatus
+from spindle.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.worker import Worker
 from spindle.exceptions import RPCError, TerminatedError, WorkflowAlreadyStartedError, WorkflowFailureError
 from spindle.testing import WorkflowEnvironment
 

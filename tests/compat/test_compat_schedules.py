@@ -15,7 +15,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from spindle import Worker, workflow
+from spindle import workflow
+from spindle.worker import Worker
 from spindle.client import (
     Client,
     RPCError,
@@ -279,7 +280,7 @@ async def test_bad_input_is_refused_before_anything_is_created() -> None:
             await env.client.create_schedule("x", hourly(), memo={"a": 1})
         with pytest.raises(ValueError, match="schedule id"):
             await env.client.create_schedule("", hourly())
-        from spindle import RetryPolicy
+        from spindle.common import RetryPolicy
 
         retrying = dataclasses.replace(hourly())
         object.__setattr__(retrying.action, "retry_policy", RetryPolicy(maximum_attempts=2))
@@ -381,7 +382,7 @@ async def test_update_reads_again_when_the_schedule_changed_meanwhile() -> None:
 
 async def test_wrong_types_are_refused_naming_the_argument() -> None:
     async with await WorkflowEnvironment.start_time_skipping(start_time=T0) as env:
-        with pytest.raises(TypeError, match="schedule must be a spindle.Schedule, got dict"):
+        with pytest.raises(TypeError, match="schedule must be a spindle.client.Schedule, got dict"):
             await env.client.create_schedule("x", {"action": None})  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="ScheduleBackfill"):
             await env.client.create_schedule("x", hourly(), backfill=[(T0, T0)])  # type: ignore[list-item]

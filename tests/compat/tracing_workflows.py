@@ -6,7 +6,8 @@ from __future__ import annotations
 import collections
 from datetime import timedelta
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 
 attempts: collections.Counter[str] = collections.Counter()
 

@@ -13,7 +13,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc

@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client, WorkflowExecutionStatus
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane.config import ServerConfig

@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spindle import Client
+from spindle.client import Client
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.auth import Role

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client
+from spindle.client import Client
 from spindle.controlplane.cli import main
 from spindle.exceptions import RPCError
 

@@ -21,7 +21,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.controlplane.config import ServerConfig

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, WorkflowExecutionStatus, WorkflowIDConflictPolicy, workflow
+from spindle import workflow
+from spindle.client import Client, WorkflowExecutionStatus
+from spindle.common import WorkflowIDConflictPolicy
 from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane.store import Mutation

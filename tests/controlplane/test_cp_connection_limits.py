@@ -25,8 +25,10 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle import Client, Worker, activity, workflow
-from spindle._retry_delay import retry_delay
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
+from spindle.client._retry_delay import retry_delay
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.exceptions import RPCError

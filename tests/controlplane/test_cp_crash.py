@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 
 from _cp_server import DevServer, assert_gapless, raw_history
 

@@ -18,7 +18,10 @@ import pytest
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle import Client, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client, WorkflowExecutionStatus
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.exceptions import (
     ActivityError,
     ApplicationError,

@@ -15,7 +15,9 @@ import pytest
 
 from spindle_procs import SPINDLE, DevServer, raw_history
 
-from spindle import Client, Worker, WorkflowExecutionStatus, workflow
+from spindle import workflow
+from spindle.client import Client, WorkflowExecutionStatus
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig

@@ -25,7 +25,9 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.api import RETRY_AFTER_KEY
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc

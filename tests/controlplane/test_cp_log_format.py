@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.controlplane._log_format import JsonFormatter, configure_logging
 from spindle_procs import DevServer
 

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.controlplane._metrics import OTHER, ServerMetrics, serve_metrics
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore

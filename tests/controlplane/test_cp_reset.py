@@ -14,7 +14,9 @@ import pytest
 
 from spanner_emulator import SpannerTestInstance
 
-from spindle import Client, ResetType, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client, ResetType, WorkflowExecutionStatus
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 
 from _cp_server import DevServer, assert_gapless, raw_history
 

@@ -33,7 +33,9 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc

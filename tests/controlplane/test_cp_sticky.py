@@ -12,7 +12,9 @@ import pytest
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle import Client, Worker, workflow
+from spindle import workflow
+from spindle.client import Client
+from spindle.worker import Worker
 
 from _cp_server import DevServer, assert_gapless, raw_history
 

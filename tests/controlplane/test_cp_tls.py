@@ -21,7 +21,10 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle import Client, TLSConfig, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.service import TLSConfig
+from spindle.worker import Worker
 from spindle.controlplane._peer_identity import peer_certificate_subject
 from spindle.controlplane._tls import ServerTLS, TLSFileError, server_credentials
 from spindle.api import service_pb2 as svc
@@ -168,7 +171,7 @@ async def test_tls_settings_are_checked_before_connecting(pki: Pki) -> None:
         TLSConfig(client_cert=pki.client.cert)
     with pytest.raises(TypeError, match="server_root_ca_cert: expected PEM bytes"):
         TLSConfig(server_root_ca_cert=str(pki.ca_file))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="tls: expected True, False, None or a spindle.TLSConfig"):
+    with pytest.raises(TypeError, match="tls: expected True, False, None or a spindle.service.TLSConfig"):
         await Client.connect("127.0.0.1:1", tls="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no connection to secure"):
         await Client.connect("embedded::memory:", tls=True)

@@ -8,7 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from spindle import Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import WorkflowExecutionStatus
+from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
 
 pytestmark = pytest.mark.timeout(60)

@@ -14,9 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import order_fulfilment as of  # noqa: E402
 import payment as pay  # noqa: E402
 
-from spindle import Worker, activity  # noqa: E402
-from spindle._replay import replay  # noqa: E402
-from spindle._workflow_defn import WorkflowDefinition  # noqa: E402
+from spindle import activity  # noqa: E402
+from spindle.worker import Worker
+from spindle._workflow.replay import replay  # noqa: E402
+from spindle._workflow.defn import WorkflowDefinition  # noqa: E402
 from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
 from spindle.testing import WorkflowEnvironment  # noqa: E402
 

@@ -16,7 +16,8 @@ from datetime import timedelta
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from spindle import Client, Worker  # noqa: E402
+from spindle.client import Client  # noqa: E402
+from spindle.worker import Worker
 
 from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 

@@ -12,7 +12,8 @@ import os
 import time
 from datetime import timedelta
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 
 TASK_QUEUE = "fault"
 

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle import Client, WorkflowIDConflictPolicy
+from spindle.client import Client
+from spindle.common import WorkflowIDConflictPolicy
 from spindle.exceptions import RPCError, WorkflowNotFoundError
 
 from fault_helpers import CYCLES, DevServer, WorkerProc, check_db, check_history, payload_value, raw_history

@@ -26,7 +26,8 @@ from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.store import Mutation
-from spindle import Client, Worker
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.exceptions import RPCError, WorkflowNotFoundError
 
 from fault_helpers import check_db, check_history, raw_history

@@ -18,7 +18,7 @@ from typing import AsyncIterator
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle import Client
+from spindle.client import Client
 
 from fault_helpers import DevServer, WorkerProc, check_history, raw_history, wait_until
 from fault_workloads import TASK_QUEUE, FActBlock, FWftBlock, marker_count

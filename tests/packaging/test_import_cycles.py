@@ -154,7 +154,7 @@ def _parse(source: str, filename: str = "<unknown>") -> ast.Module:
     being logged formats a traceback, which parses source lines) makes the outer parse fail
     with ``SystemError: AST constructor recursion depth mismatch``; it did, in one CI run,
     after earlier tests of the same worker left such tasks behind. (The SDK's determinism
-    check parses the same way: ``spindle._determinism_check._gc_paused``.)
+    check parses the same way: ``spindle._workflow.determinism_check._gc_paused``.)
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -236,8 +236,8 @@ def test_the_walk_finds_every_tree_and_resolves_relative_and_submodule_imports(g
     # ``from spindle import workflow``: a submodule, not the package
     assert ("spindle.dsl._runtime", "spindle.workflow", "module level") in edges
     # a deferred import and an external one
-    assert ("spindle._client", "spindle.controlplane.embedded", "in a function") in edges
-    assert any(i.source == "spindle._client" and i.target == "grpc" for i in graph.imports)
+    assert ("spindle.client._client", "spindle.controlplane.embedded", "in a function") in edges
+    assert any(i.source == "spindle.client._client" and i.target == "grpc" for i in graph.imports)
 
 
 def test_each_import_is_classified_by_how_it_runs() -> None:
@@ -348,13 +348,13 @@ def test_layering_rules_catch_what_they_name() -> None:
         imp = Import(source, target, REPO / "pyproject.toml", 1, kind)
         return {rule for _, rule in layering_violations(Graph(known, [imp]))}
 
-    assert rules("spindle._client", "spindle.controlplane.history")
-    assert rules("spindle._client", "spindle.controlplane.embedded")
-    assert not rules("spindle._client", "spindle.controlplane.embedded", "in a function")
+    assert rules("spindle.client._client", "spindle.controlplane.history")
+    assert rules("spindle.client._client", "spindle.controlplane.embedded")
+    assert not rules("spindle.client._client", "spindle.controlplane.embedded", "in a function")
     assert not rules("spindle.testing._environment", "spindle.controlplane.embedded")
-    assert not rules("spindle._client", "spindle.api.service_pb2")
+    assert not rules("spindle.client._client", "spindle.api.service_pb2")
     assert rules("spindle.dsl", "tests")
-    assert rules("spindle.widgets._live", "spindle._client")
+    assert rules("spindle.widgets._live", "spindle.client._client")
     assert not rules("spindle.widgets._live", "spindle.client")
     assert rules("spindle.controlplane.history.engine", "spindle.controlplane.frontend")
     assert rules("spindle.controlplane.cluster._node", "spindle.controlplane.cli")

@@ -1,4 +1,4 @@
-"""SDK schedule types <-> wire messages (spindle._schedule_wire): a round trip keeps every value."""
+"""SDK schedule types <-> wire messages (spindle.client._schedule_wire): a round trip keeps every value."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from spindle import workflow
-from spindle._schedule_wire import (
+from spindle.client._schedule_wire import (
     backfill_to_proto,
     decoded_args,
     list_entry_from_proto,
@@ -116,7 +116,7 @@ def test_backfill_and_list_entry_conversion() -> None:
 
 
 def test_a_retry_policy_is_refused_rather_than_dropped() -> None:
-    from spindle import RetryPolicy
+    from spindle.common import RetryPolicy
 
     s = full_schedule()
     object.__setattr__(s.action, "retry_policy", RetryPolicy())

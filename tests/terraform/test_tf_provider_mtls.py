@@ -4,7 +4,7 @@
 between), certificates made by the test (tests/tls_certs.py). The provider must use
 ``tls_ca_file`` to trust the server, and present ``tls_cert_file``/``tls_key_file``; without
 a client certificate, or with one from another CA, the server refuses the handshake and the
-plan fails on the connection. Effects are checked with a TLS ``spindle.Client``.
+plan fails on the connection. Effects are checked with a TLS ``spindle.client.Client``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Callable
 import pytest
 
 from _tf_harness import MS_PER_DAY, DevServer, Terraform, provider_block
-from spindle import Client, TLSConfig
+from spindle.client import Client
+from spindle.service import TLSConfig
 from spindle.exceptions import RPCError
 from tls_certs import CertificateAuthority, CertKey
 

@@ -6,7 +6,7 @@ import collections
 import gzip
 import re
 
-from spindle import History
+from spindle.client import History
 from spindle.widgets._graph_model import HistoryGraphBuilder, build_graph
 from spindle.widgets._history_render import collapse_workflow_tasks, history_svg
 from spindle.widgets._payloads import decode_payload, failure_text

@@ -9,7 +9,8 @@ import time
 
 from collections.abc import Callable
 
-from spindle import Client, Worker
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.widgets import DagView, HistoryGraph, background
 
 import widget_workflows as ww

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Worker, workflow
+from spindle import workflow
+from spindle.worker import Worker
 from spindle.client import (
     RPCError,
     Schedule,

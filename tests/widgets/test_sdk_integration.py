@@ -10,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spindle import Client, History, Worker, dsl, workflow
+from spindle import dsl, workflow
+from spindle.client import Client, History
+from spindle.worker import Worker
 from spindle.converter import DataConverter
 from spindle.widgets import DagView, ExecutionBrowser, HistoryGraph
 

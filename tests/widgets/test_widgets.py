@@ -7,7 +7,7 @@ import html
 
 from pathlib import Path
 
-from spindle import Client, History
+from spindle.client import Client, History
 from spindle.widgets import ExecutionBrowser, HistoryGraph
 from spindle.widgets._browser import split_query
 from spindle.widgets._export import EMBED_NAME

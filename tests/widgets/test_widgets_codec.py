@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, History, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client, History
+from spindle.worker import Worker
 from spindle.converter import EncryptionCodec
 from spindle.exceptions import ApplicationError, WorkflowFailureError
 from spindle.widgets import HistoryGraph

@@ -6,7 +6,7 @@ import gzip
 
 from pathlib import Path
 
-from spindle import History
+from spindle.client import History
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

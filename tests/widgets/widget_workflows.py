@@ -11,7 +11,8 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 from spindle.exceptions import ActivityError, ApplicationError
 
 __all__ = [

@@ -11,7 +11,9 @@ import pytest
 
 from spindle_procs import SPINDLE, DevServer
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 
 
 @activity.defn

@@ -13,8 +13,9 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle import Worker, workflow
-from spindle._enums import ParentClosePolicy
+from spindle import workflow
+from spindle.worker import Worker
+from spindle.common._enums import ParentClosePolicy
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.archival import BLOB_REF_ENCODING

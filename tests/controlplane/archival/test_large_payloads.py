@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from spindle.controlplane.config import ServerConfig
-from spindle import Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.worker import Worker
 from spindle.exceptions import RPCError
 from spindle.testing import WorkflowEnvironment
 

@@ -19,7 +19,8 @@ import pytest
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
-from spindle import Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
 
 RETENTION = timedelta(days=3)  # the default namespace's retention (ServerConfig.default_retention_days)

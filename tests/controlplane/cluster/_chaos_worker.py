@@ -15,7 +15,9 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _chaos_workload import TASK_QUEUE, Chaos, step  # noqa: E402
-from spindle import Client, TLSConfig, Worker  # noqa: E402
+from spindle.client import Client  # noqa: E402
+from spindle.service import TLSConfig
+from spindle.worker import Worker
 
 
 async def main(address: str) -> None:

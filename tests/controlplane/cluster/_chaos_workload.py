@@ -13,7 +13,8 @@ import os
 import time
 from datetime import timedelta
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 
 TASK_QUEUE = "chaos"
 RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=1.5,

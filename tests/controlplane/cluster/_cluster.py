@@ -21,7 +21,8 @@ from spanner_emulator import SpannerTestInstance
 
 from _members import Member, setup_schema, write_config
 from _workload import result_with_retry
-from spindle import Client, TLSConfig
+from spindle.client import Client
+from spindle.service import TLSConfig
 from spindle.controlplane._tls import MemberTLS
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane.auth._keys import format_secret, new_secret

@@ -6,7 +6,9 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from spindle import Client, RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
 
 FAST = timedelta(seconds=20)
 RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=0)

@@ -12,7 +12,8 @@ from spanner_emulator import SpannerTestInstance
 
 from _workload import MainWf, ChildWf, double, expected, result_with_retry, signal_when_running
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
-from spindle import Client, Worker
+from spindle.client import Client
+from spindle.worker import Worker
 
 SHARDS = 8
 

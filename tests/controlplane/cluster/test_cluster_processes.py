@@ -34,7 +34,10 @@ from spanner_emulator import SpannerTestInstance
 
 from _cluster import RENEW, TTL, Cluster, check_histories, leases, results_or_report, wait_owned, with_api_keys
 from spindle.controlplane.cluster._peers import METHOD, Peers
-from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.exceptions import RPCError
 from tls_certs import CertificateAuthority
 

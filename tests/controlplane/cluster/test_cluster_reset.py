@@ -8,7 +8,9 @@ import uuid
 import pytest
 
 from test_cluster_inprocess import cluster  # noqa: F401  (the three-member fixture)
-from spindle import Client, ResetType, Worker, WorkflowExecutionStatus, workflow
+from spindle import workflow
+from spindle.client import Client, ResetType, WorkflowExecutionStatus
+from spindle.worker import Worker
 from spindle.controlplane.cluster import ClusterNode
 
 pytestmark = pytest.mark.timeout(120)

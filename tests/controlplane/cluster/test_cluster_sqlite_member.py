@@ -13,7 +13,9 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from spindle import Client, Worker, workflow
+from spindle import workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig
 
 

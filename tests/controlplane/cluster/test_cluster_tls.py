@@ -21,7 +21,9 @@ import pytest
 from spanner_emulator import SpannerTestInstance
 
 from _workload import ChildWf, MainWf, double, expected, result_with_retry, signal_when_running
-from spindle import Client, TLSConfig, Worker
+from spindle.client import Client
+from spindle.service import TLSConfig
+from spindle.worker import Worker
 from spindle.controlplane._tls import MemberTLS, ServerTLS
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from spindle import Worker, workflow
+from spindle import workflow
+from spindle.worker import Worker
 from spindle.client import WorkflowExecutionStatus
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import ApplicationError, RPCError

@@ -12,7 +12,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from spindle import Worker, workflow
+from spindle import workflow
+from spindle.worker import Worker
 from spindle.client import WorkflowExecutionStatus
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc

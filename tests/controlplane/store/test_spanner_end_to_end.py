@@ -20,7 +20,7 @@ import test_end_to_end as e2e  # noqa: E402
 
 from spindle.controlplane.config import ServerConfig  # noqa: E402
 from spindle.controlplane.server import ControlPlane, serve  # noqa: E402
-from spindle import Client  # noqa: E402
+from spindle.client import Client  # noqa: E402
 from spanner_emulator import SpannerTestInstance  # noqa: E402
 
 #: The suite's tests that run here (all of them that do not depend on the embedded SQLite file).

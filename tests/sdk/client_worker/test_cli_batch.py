@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, WorkflowExecutionStatus
+from spindle.client import Client, WorkflowExecutionStatus
 from spindle.api import messages_pb2 as pb
 from spindle_procs import SPINDLE, DevServer, raw_history
 
@@ -183,8 +183,8 @@ async def test_cli_reset_one_workflow(dev: tuple[DevServer, Client], tmp_path: P
     assert (await client.get_workflow_handle("w-reset").describe()).run_id == after_first
     # a batch reset tries the other matching runs of an id when the first has no point (a run a reset
     # made copies its start time, so it may be listed first): deterministic here
-    from spindle import ResetType
-    from spindle._batch import BatchTarget, make_action
+    from spindle.client import ResetType
+    from spindle.client._batch import BatchTarget, make_action
 
     act = make_action(client, "reset", reason="direct", reset_type=ResetType.FIRST_WORKFLOW_TASK)
     await act(BatchTarget("w-reset", after_first, 0, (original,)), "direct-request")

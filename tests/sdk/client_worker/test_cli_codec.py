@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, Worker, workflow
+from spindle import workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle._cli import _UserError, load_codecs
 from spindle.converter import EncryptionCodec, ZlibCodec
 from spindle_procs import DevServer, raw_history

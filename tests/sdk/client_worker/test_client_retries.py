@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from spindle.api import service_pb2 as svc
-from spindle import Client
+from spindle.client import Client
 from spindle.exceptions import RPCError
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from _cw_fakes import FakeRpcError
 from spindle.api import service_pb2 as svc
-from spindle import Client
-from spindle._client import _sa_type_name, _sa_type_value, map_rpc_error
+from spindle.client import Client
+from spindle.client._client import _sa_type_name, _sa_type_value, map_rpc_error
 from spindle.exceptions import NamespaceNotFoundError, RPCError, WorkflowNotFoundError
 
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, Worker, converter, workflow
+from spindle import converter, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.client import (
     PendingActivityState,
     WorkflowExecutionStatus,
@@ -27,7 +29,7 @@ from spindle.client import (
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, ServerError, UpdateFailedError
-from spindle._raw_description import raw_description
+from spindle.client._raw_description import raw_description
 
 
 @workflow.defn

@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
+from spindle.converter._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
 from spindle.converter import EncryptionCodec, WorkflowSerializationContext
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowFailureError
 

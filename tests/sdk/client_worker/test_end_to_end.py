@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 from spindle.api import service_pb2 as svc
-from spindle import Client, History, RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
-from spindle._payload_visitor import collect_payloads
+from spindle import activity, workflow
+from spindle.client import Client, History, WorkflowExecutionStatus
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
+from spindle.converter._payload_visitor import collect_payloads
 from spindle.converter import ZlibCodec
 from spindle.exceptions import (
     ActivityError,
@@ -265,7 +268,7 @@ async def test_activities_timer_signal_query_update(client: Client, tq: str) -> 
         assert desc.workflow_type == "OrderWorkflow"
         assert desc.task_queue == tq
         with pytest.raises(WorkflowAlreadyStartedError):
-            from spindle import WorkflowIDReusePolicy
+            from spindle.common import WorkflowIDReusePolicy
 
             await client.start_workflow(OrderWorkflow.run, Order("o1", 7), id="order-1", task_queue=tq,
                                         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)

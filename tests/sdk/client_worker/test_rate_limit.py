@@ -6,7 +6,9 @@ import asyncio
 import time
 from datetime import timedelta
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 
 STARTS: list[float] = []
 

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, HistoryEvent, Worker, activity, dsl, workflow
+from spindle import activity, dsl, workflow
+from spindle.client import Client, HistoryEvent
+from spindle.worker import Worker
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError, WorkflowNotFoundError
 
@@ -293,7 +295,7 @@ async def test_start_workflow_with_a_dsl_workflow_sends_the_dag(client: Client) 
 
 
 def test_the_client_does_not_import_the_dsl() -> None:
-    code = "import sys, spindle._client, spindle.client; assert 'spindle.dsl' not in sys.modules, sorted(sys.modules)"
+    code = "import sys, spindle.client._client, spindle.client; assert 'spindle.dsl' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

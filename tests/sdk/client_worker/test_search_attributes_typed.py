@@ -16,7 +16,7 @@ from spindle.common import (
 )
 from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
-from spindle._search_attributes import search_attributes_to_payloads, typed_from_payloads, updates_to_mapping
+from spindle.common._search_attributes import search_attributes_to_payloads, typed_from_payloads, updates_to_mapping
 
 UTC = datetime.timezone.utc
 TAGS = SearchAttributeKey.for_keyword_list("Tags")

@@ -20,8 +20,10 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, History, Worker, workflow
-from spindle._deadlock import ActivationWatchdog, DeadlockError, _is_workflow_code
+from spindle import workflow
+from spindle.client import Client, History
+from spindle.worker import Worker
+from spindle._workflow.deadlock import ActivationWatchdog, DeadlockError, _is_workflow_code
 from spindle.exceptions import QueryFailedError
 from spindle.testing import Replayer
 
@@ -277,7 +279,7 @@ def test_only_workflow_code_is_interrupted() -> None:
     import logging
     import threading as threading_mod
 
-    from spindle import _workflow_instance
+    from spindle._workflow import instance as _workflow_instance
 
     assert _is_workflow_code(spin_until_released.__code__)  # user code (this test module)
     assert not _is_workflow_code(logging.Handler.handle.__code__)  # holds the handler's lock

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, RetryPolicy, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.exceptions import WorkflowFailureError
 
 

@@ -12,7 +12,9 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from spindle import Client, RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.common import RetryPolicy
 from spindle.worker import Worker, WorkerMetrics
 
 pytestmark = pytest.mark.timeout(120)

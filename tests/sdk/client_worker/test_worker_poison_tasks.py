@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, History, Worker, workflow
+from spindle import workflow
+from spindle.client import Client, History
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import PayloadCodec
 from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowFailureError

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from _cw_fakes import FakeClient, FakeStub
-from spindle import Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.worker import Worker
 from spindle.worker import WorkflowDeterminismCheckError
 
 

@@ -11,8 +11,8 @@ from _cw_fakes import FakeClient, FakeStub, RecordingInstance
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import activity
-from spindle._activity_worker import ActivityWorker
-from spindle._workflow_worker import WorkflowWorker
+from spindle.worker._activity_worker import ActivityWorker
+from spindle.worker._workflow_worker import WorkflowWorker
 from spindle.converter import DataConverter
 
 conv = DataConverter.default
@@ -333,7 +333,7 @@ async def test_graceful_shutdown_cancels_after_grace(fake_client: FakeClient, fa
 
 
 async def test_runtime_stale_signal_replays_from_full_history(fake_client: FakeClient, fake_stub: FakeStub) -> None:
-    from spindle._workflow_instance import StaleWorkflowInstanceError
+    from spindle._workflow.instance import StaleWorkflowInstanceError
 
     def script(inst: RecordingInstance, events: list[pb.HistoryEvent]) -> list[pb.Command]:
         if inst is RecordingInstance.created[0] and len(inst.activations) == 2:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import pytest
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle._converter import decode_payloads, encode_payloads
-from spindle._payload_visitor import (
+from spindle.converter._converter import decode_payloads, encode_payloads
+from spindle.converter._payload_visitor import (
     ENCODED_FAILURE_MESSAGE,
     collect_payloads,
     collect_with_contexts,

@@ -16,7 +16,9 @@ import pytest
 
 from google.protobuf import json_format
 
-from spindle import Client, Worker, workflow
+from spindle import workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.converter import CodecServerCodec, DataConverter, EncryptionCodec
 

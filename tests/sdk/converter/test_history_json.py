@@ -8,7 +8,7 @@ import json
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle import History
+from spindle.client import History
 from spindle.converter import DataConverter
 
 conv = DataConverter.default

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle._payload_visitor import collect_payloads, decode_message, encode_message
+from spindle.converter._payload_visitor import collect_payloads, decode_message, encode_message
 from spindle.converter import DataConverter, ZlibCodec
 
 conv = DataConverter.default

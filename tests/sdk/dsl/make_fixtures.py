@@ -28,7 +28,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from spindle import Client, History, Worker, activity, dsl  # noqa: E402
+from spindle import activity, dsl  # noqa: E402
+from spindle.client import Client, History
+from spindle.worker import Worker
 from spindle.exceptions import ApplicationError  # noqa: E402
 
 FIXTURES = HERE / "fixtures"

@@ -16,9 +16,11 @@ import pytest
 
 pytest.importorskip("spindle.controlplane.embedded")
 
-from spindle import Client, Worker, activity  # noqa: E402
+from spindle import activity  # noqa: E402
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle import dsl  # noqa: E402
-from spindle._replay import replay  # noqa: E402
+from spindle._workflow.replay import replay  # noqa: E402
 from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
 
 from examples.reports.activities import ACTIVITIES  # noqa: E402

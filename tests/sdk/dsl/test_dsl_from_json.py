@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle import History, dsl
+from spindle import dsl
+from spindle.client import History
 from spindle.testing import Replayer
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle import History, dsl
+from spindle import dsl
+from spindle.client import History
 from spindle.testing import Replayer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -53,7 +54,7 @@ CHECKED = FIXTURES / "checked_every_kind_pinned.json"
 
 
 def _patches(history: History) -> list[str]:
-    from spindle import HistoryEvent
+    from spindle.client import HistoryEvent
     from spindle.converter import DataConverter
 
     found = []

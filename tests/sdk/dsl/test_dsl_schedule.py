@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Worker, dsl
+from spindle import dsl
+from spindle.worker import Worker
 from spindle.client import ScheduleOverlapPolicy, decoded_args
 from spindle.controlplane.cli import build_parser, main
 from spindle.dsl.cli import _prepare_schedule as _prepare

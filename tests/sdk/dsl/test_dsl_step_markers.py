@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from spindle import Client, History, HistoryEvent, Worker
+from spindle.client import Client, History, HistoryEvent
+from spindle.worker import Worker
 from spindle.converter import DataConverter
 from spindle.testing import Replayer
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from spindle import RetryPolicy, activity, workflow
+from spindle import activity, workflow
+from spindle.common import RetryPolicy
 from spindle.exceptions import ActivityError, ApplicationError
 
 T30 = timedelta(seconds=30)
@@ -96,7 +97,7 @@ class CancelRace:
 async def run_cancel_race(client: object, engine: object, *, task_queue: str, workflow_id: str) -> object:
     """Run :class:`CancelRace` so that its activity completes while the cancelling task runs.
 
-    ``client`` is a ``spindle.Client`` of an embedded control plane whose history engine
+    ``client`` is a ``spindle.client.Client`` of an embedded control plane whose history engine
     is ``engine``; a worker for ``CancelRace`` must poll ``task_queue``. The activity goes
     to a queue nobody else polls: this function takes it and completes it from inside the
     engine's handling of the workflow task that requests its cancellation (before that

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from spindle import Client, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.exceptions import ApplicationError, WorkflowFailureError
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from spindle import Client, History, Worker  # noqa: E402
+from spindle.client import Client, History  # noqa: E402
+from spindle.worker import Worker
 from spindle.controlplane import embedded  # noqa: E402
 
 from _history_shape_workflows import (  # noqa: E402

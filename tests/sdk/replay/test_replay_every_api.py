@@ -1,7 +1,7 @@
 """Every workflow API, run for real and then replayed from its fetched history.
 
 Each test runs a workflow on an embedded control plane, fetches its history and feeds
-it to a fresh WorkflowInstance (no cache) through ``spindle._replay.replay``: replay
+it to a fresh WorkflowInstance (no cache) through ``spindle._workflow.replay.replay``: replay
 succeeds only if the code produces exactly the recorded commands. Then changed code is
 replayed against the same histories: a reordering must fail with NonDeterminismError,
 a ``get_version``/``patched``-guarded change must replay.
@@ -15,9 +15,11 @@ from datetime import timedelta
 
 import pytest
 
-from spindle import Client, Worker, activity, workflow
-from spindle._replay import replay
-from spindle._workflow_defn import WorkflowDefinition
+from spindle import activity, workflow
+from spindle.client import Client
+from spindle.worker import Worker
+from spindle._workflow.replay import replay
+from spindle._workflow.defn import WorkflowDefinition
 from spindle.exceptions import ActivityError, ApplicationError, NonDeterminismError
 
 T30 = timedelta(seconds=30)
@@ -207,7 +209,7 @@ async def test_kitchen_sink_replays(client: Client) -> None:
             "ActivityTaskCancelRequested", "TimerStarted", "StartChildWorkflowExecutionInitiated"} <= types
     _replay(KitchenSink, history, "sink", h.run_id or "")
     # replay again from the JSON form (what `spindle workflow show --output json` writes)
-    from spindle import History
+    from spindle.client import History
 
     _replay(KitchenSink, History.from_json(history.to_json()), "sink", h.run_id or "")
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from spindle import History, Worker
+from spindle.client import History
+from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.testing import Replayer, WorkflowEnvironment
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, History
+from spindle.client import Client, History
 from spindle.controlplane import embedded
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client, History, Worker, activity, workflow
+from spindle import activity, workflow
+from spindle.client import Client, History
+from spindle.worker import Worker
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer
 

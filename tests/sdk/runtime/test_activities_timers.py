@@ -13,8 +13,8 @@ from _runtime_history import History, decode, failure_of, kinds, result_of
 from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle.exceptions import ActivityError, ApplicationError, CancelledError
-from spindle._retry_policy import RetryPolicy
-from spindle._workflow_instance import WorkflowInstance
+from spindle.common._retry_policy import RetryPolicy
+from spindle._workflow.instance import WorkflowInstance
 
 T = timedelta(seconds=30)
 

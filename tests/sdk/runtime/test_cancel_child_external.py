@@ -12,8 +12,8 @@ from _runtime_history import History, decode, failure_of, kinds, result_of
 from spindle.api import messages_pb2 as pb
 from spindle import workflow
 from spindle.exceptions import ApplicationError, ChildWorkflowError
-from spindle._replay import replay
-from spindle._workflow_instance import WorkflowInstance
+from spindle._workflow.replay import replay
+from spindle._workflow.instance import WorkflowInstance
 
 T = timedelta(seconds=10)
 

@@ -15,9 +15,9 @@ import pytest
 from _runtime_history import History, kinds, result_of
 from spindle import workflow
 from spindle.exceptions import WorkflowContextError
-from spindle._determinism_check import check_source, check_workflow
-from spindle._workflow_defn import WorkflowDefinition
-from spindle._workflow_instance import WorkflowInstance
+from spindle._workflow.determinism_check import check_source, check_workflow
+from spindle._workflow.defn import WorkflowDefinition
+from spindle._workflow.instance import WorkflowInstance
 
 
 def new(defn: object) -> WorkflowInstance:

@@ -22,7 +22,7 @@ from datetime import datetime as dt
 from pathlib import Path, PurePosixPath
 
 from spindle import workflow
-from spindle._determinism_check import check_source, check_workflow
+from spindle._workflow.determinism_check import check_source, check_workflow
 
 
 def calls(defn: object) -> list[str]:

@@ -10,8 +10,8 @@ import spindle.workflow
 from _runtime_history import History, decode, kinds
 from spindle.api import messages_pb2 as pb
 from spindle import workflow
-from spindle._retry_policy import RetryPolicy
-from spindle._workflow_instance import StaleWorkflowInstanceError, WorkflowInstance
+from spindle.common._retry_policy import RetryPolicy
+from spindle._workflow.instance import StaleWorkflowInstanceError, WorkflowInstance
 
 
 @workflow.defn

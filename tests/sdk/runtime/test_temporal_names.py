@@ -20,7 +20,7 @@ from _runtime_history import History, decode, kinds, result_of
 from spindle import activity, workflow
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import WorkflowContextError
-from spindle._workflow_instance import WorkflowInstance
+from spindle._workflow.instance import WorkflowInstance
 
 T = timedelta(seconds=10)
 

@@ -7,7 +7,8 @@ import uuid
 
 from typing import Any
 
-from spindle import History, Worker
+from spindle.client import History
+from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
 from spindle_testing_wfs import ACTIVITIES
 

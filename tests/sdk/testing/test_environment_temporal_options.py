@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle import Client
+from spindle.client import Client
 from spindle.common import SearchAttributeKey
 from spindle.exceptions import RPCError
 from spindle.testing import WorkflowEnvironment

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from spindle import Client, Worker, workflow
+from spindle import workflow
+from spindle.client import Client
+from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
 
 

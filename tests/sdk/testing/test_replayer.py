@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from _histories import record_histories
-from spindle import History
+from spindle.client import History
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer, UnknownWorkflowTypeError
 from spindle_testing_wfs import OrderPatched, OrderReordered, OrderV1

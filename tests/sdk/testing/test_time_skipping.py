@@ -11,7 +11,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from spindle import RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import WorkflowExecutionStatus
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.exceptions import ApplicationError, TimeoutError as SpindleTimeoutError, WorkflowFailureError
 from spindle.testing import WorkflowEnvironment
 

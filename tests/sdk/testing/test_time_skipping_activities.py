@@ -16,7 +16,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from spindle import RetryPolicy, Worker, WorkflowExecutionStatus, activity, workflow
+from spindle import activity, workflow
+from spindle.client import WorkflowExecutionStatus
+from spindle.common import RetryPolicy
+from spindle.worker import Worker
 from spindle.exceptions import ActivityError, WorkflowFailureError
 from spindle.testing import WorkflowEnvironment
 

@@ -1,0 +1,552 @@
+"""Activity definitions and the activity context (what ``spindle.activity`` exposes).
+
+The context is a ``contextvars`` value, so it follows an activity into the tasks it
+creates and into the thread that runs a synchronous activity; a synchronous
+activity in a process pool gets a context rebuilt in the child process. The worker
+and the test helper ``ActivityEnvironment`` both run activities with an
+:class:`ActivityContext` they build (the worker through :func:`execute`).
+
+Cancellation reaches an async activity as ``asyncio.CancelledError`` at its next
+``await``. A sync one sees :func:`is_cancelled` become true, and its next
+:func:`heartbeat` (or the end of a :func:`shield_thread_cancel_exception` block)
+raises :class:`~spindle.exceptions.CancelledError`, once; never if the activity
+was defined with ``no_thread_cancel_exception=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import dataclasses
+import datetime
+import functools
+import inspect
+import logging
+import threading
+import typing
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from spindle.exceptions import ApplicationError, CancelledError, WorkflowContextError
+
+if TYPE_CHECKING:
+    from spindle._activity.shared_state import CancelEvent, SharedHeartbeatSender, SharedStateManager
+
+__all__ = [
+    "ActivityDefinition",
+    "ActivityInfo",
+    "ActivityContext",
+    "CompleteAsyncError",
+    "defn",
+    "info",
+    "heartbeat",
+    "is_cancelled",
+    "in_activity",
+    "raise_complete_async",
+    "shield_thread_cancel_exception",
+    "wait_for_cancelled",
+    "wait_for_cancelled_sync",
+    "execute",
+    "bind_arguments",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_DEFN_ATTR = "__spindle_activity_definition__"
+
+
+@dataclasses.dataclass(frozen=True)
+class ActivityDefinition:
+    """What ``@activity.defn`` attaches to a function (as ``__spindle_activity_definition__``).
+
+    Attributes:
+        name: the activity type name (the function name unless ``name=`` was given).
+        fn: the decorated function (unbound for methods).
+        is_async: ``fn`` is a coroutine function (it runs on the worker's event loop;
+            otherwise it runs in the worker's thread pool).
+        no_thread_cancel_exception: a sync activity that is cancelled is not raised
+            :class:`~spindle.exceptions.CancelledError` by ``activity.heartbeat()``;
+            it must poll ``activity.is_cancelled()``.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool
+    no_thread_cancel_exception: bool = False
+
+    @staticmethod
+    def from_callable(fn: Any) -> ActivityDefinition | None:
+        """The definition attached to ``fn`` (a function or bound method), or ``None``."""
+        return getattr(fn, _DEFN_ATTR, None)
+
+    @staticmethod
+    def must_from_callable(fn: Any) -> ActivityDefinition:
+        """Like :meth:`from_callable`, but raise when ``fn`` is not an activity.
+
+        Raises:
+            TypeError: ``fn`` was not decorated with ``@activity.defn``.
+        """
+        d = getattr(fn, _DEFN_ATTR, None)
+        if d is None:
+            raise TypeError(f"{getattr(fn, '__qualname__', fn)!r} is not an activity: decorate it with @activity.defn")
+        return d
+
+
+@overload
+def defn(fn: F) -> F: ...
+
+
+@overload
+def defn(*, name: str | None = None, no_thread_cancel_exception: bool = False) -> Callable[[F], F]: ...
+
+
+def defn(fn: F | None = None, *, name: str | None = None,
+         no_thread_cancel_exception: bool = False) -> F | Callable[[F], F]:
+    """Mark a function (``async def`` or plain ``def``) as an activity.
+
+    ``@activity.defn`` names the activity after the function; ``@activity.defn(name="x")``
+    chooses the name. The function itself is returned unchanged (it stays callable
+    directly, e.g. in unit tests). Plain ``def`` activities run in the worker's
+    thread pool (or its ``activity_executor``), so they may block; when cancelled,
+    their next ``activity.heartbeat()`` raises :class:`~spindle.exceptions.CancelledError`
+    unless ``no_thread_cancel_exception=True`` (then only ``activity.is_cancelled()``
+    tells).
+
+    Raises:
+        TypeError: the target is not callable, or is an async generator.
+        ValueError: ``name`` is empty.
+    """
+
+    def decorate(f: F) -> F:
+        if not callable(f):
+            raise TypeError(f"@activity.defn needs a function, got {type(f).__name__}")
+        if inspect.isasyncgenfunction(f) or inspect.isgeneratorfunction(f):
+            raise TypeError(f"activity {f.__qualname__} must not be a generator")
+        if name is not None and not name:
+            raise ValueError("activity name must not be empty")
+        target = inspect.unwrap(f)
+        is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)
+        )
+        d = ActivityDefinition(name=name or f.__name__, fn=f, is_async=is_async,
+                               no_thread_cancel_exception=no_thread_cancel_exception)
+        setattr(f, _DEFN_ATTR, d)
+        return f
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate
+
+
+@dataclasses.dataclass(frozen=True)
+class ActivityInfo:
+    """Facts about the running activity attempt (``activity.info()``).
+
+    ``heartbeat_details`` holds the details of the last heartbeat recorded by an
+    earlier attempt (empty on the first attempt), decoded as plain JSON values, so
+    an attempt can resume where the previous one stopped.
+    """
+
+    activity_id: str
+    activity_type: str
+    attempt: int
+    workflow_id: str
+    workflow_run_id: str
+    workflow_type: str
+    namespace: str
+    task_queue: str
+    task_token: bytes
+    heartbeat_details: Sequence[Any]
+    scheduled_time: datetime.datetime
+    current_attempt_scheduled_time: datetime.datetime
+    started_time: datetime.datetime
+    start_to_close_timeout: datetime.timedelta | None
+    schedule_to_close_timeout: datetime.timedelta | None
+    heartbeat_timeout: datetime.timedelta | None
+    deadline: datetime.datetime | None
+    """When this attempt times out (start-to-close, capped by schedule-to-close), if bounded."""
+
+    @property
+    def start_to_close_deadline(self) -> datetime.datetime | None:
+        """Alias of ``deadline``."""
+        return self.deadline
+
+
+class CompleteAsyncError(BaseException):
+    """Raised by :func:`raise_complete_async`; tells the worker not to report a result.
+
+    A ``BaseException`` so that ``except Exception`` in user code does not swallow it.
+    """
+
+
+class ActivityContext:
+    """The per-attempt state behind ``activity.*`` calls.
+
+    Args:
+        info: the attempt's :class:`ActivityInfo`.
+        heartbeat: called with the details tuple on every ``activity.heartbeat``;
+            may be called from a worker thread (sync activities), so it must be
+            thread-safe. The worker's implementation throttles and sends.
+        cancel_event: the cancellation flag (default: a new ``threading.Event``);
+            a process-pool activity's context reads one shared with the worker.
+
+    Attributes:
+        raise_on_cancel: :meth:`heartbeat` raises :class:`~spindle.exceptions.CancelledError`
+            once cancellation was requested (set for sync activities that did not opt out).
+    """
+
+    def __init__(self, info: ActivityInfo, heartbeat: Callable[[Sequence[Any]], None], *,
+                 cancel_event: CancelEvent | None = None) -> None:
+        self.info = info
+        self._heartbeat = heartbeat
+        self._cancelled: CancelEvent = cancel_event if cancel_event is not None else threading.Event()
+        self.cancel_reason: str = ""
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._async_waiters: list[asyncio.Future[None]] = []
+        self._linked: list[CancelEvent] = []
+        self.raise_on_cancel = False
+        self._shield_depth = 0
+        self._cancel_raised = False
+
+    def heartbeat(self, details: Sequence[Any]) -> None:
+        """Record a heartbeat (see :func:`heartbeat`).
+
+        Raises:
+            CancelledError: cancellation was requested and ``raise_on_cancel`` is set
+                (raised once; held back while a :meth:`shield` is active).
+        """
+        self._heartbeat(details)
+        self._deliver_cancel()
+
+    def _deliver_cancel(self) -> None:
+        """Raise :class:`~spindle.exceptions.CancelledError` if cancellation was requested, ``raise_on_cancel``
+        is set, no shield is active and it was not raised before (it is raised once)."""
+        if self.raise_on_cancel and not self._cancel_raised and not self._shield_depth and self._cancelled.is_set():
+            self._cancel_raised = True
+            reason = f" ({self.cancel_reason})" if self.cancel_reason else ""
+            raise CancelledError(f"activity cancelled{reason}")
+
+    @contextlib.contextmanager
+    def shield(self) -> Iterator[None]:
+        """See :func:`shield_thread_cancel_exception`."""
+        self._shield_depth += 1
+        try:
+            yield
+        finally:
+            self._shield_depth -= 1
+            self._deliver_cancel()
+
+    def link_cancel_event(self, event: CancelEvent) -> None:
+        """Also set ``event`` when cancellation is requested (at once if it already was)."""
+        self._linked.append(event)
+        if self._cancelled.is_set():
+            event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether cancellation was requested."""
+        return self._cancelled.is_set()
+
+    def request_cancel(self, reason: str) -> None:
+        """Ask the activity to stop: sets the flag and, for an async activity, cancels its task.
+
+        Thread-safe; idempotent. ``reason`` is e.g. ``"cancel_requested"``,
+        ``"not_found"`` or ``"worker_shutdown"``.
+        """
+        if self._cancelled.is_set():
+            return
+        self.cancel_reason = reason
+        self._cancelled.set()
+        for ev in self._linked:
+            try:
+                ev.set()
+            except Exception as e:  # a shared event whose manager is gone: the child cannot be told
+                logging.getLogger("spindle.worker").warning("telling a process-pool activity it is cancelled "
+                                                            "failed: %s", e)
+        loop = self._loop
+        if loop is None:
+            return
+
+        def _wake() -> None:
+            if self._task is not None and not self._task.done():
+                self._task.cancel(f"activity cancelled: {reason}")
+            for w in self._async_waiters:
+                if not w.done():
+                    w.set_result(None)
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            _wake()
+        else:
+            loop.call_soon_threadsafe(_wake)
+
+    async def wait_cancelled(self) -> None:
+        if self._cancelled.is_set():
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._async_waiters.append(fut)
+        try:
+            await fut
+        finally:
+            self._async_waiters.remove(fut)
+
+
+_current: contextvars.ContextVar[ActivityContext] = contextvars.ContextVar("spindle_activity")
+
+
+def _ctx() -> ActivityContext:
+    try:
+        return _current.get()
+    except LookupError:
+        raise WorkflowContextError("not in an activity: activity.* functions work only inside a running activity") from None
+
+
+def in_activity() -> bool:
+    """Whether the caller runs inside an activity."""
+    return _current.get(None) is not None
+
+
+def info() -> ActivityInfo:
+    """The running attempt's :class:`ActivityInfo`.
+
+    Raises:
+        WorkflowContextError: called outside an activity.
+    """
+    return _ctx().info
+
+
+def heartbeat(*details: Any) -> None:
+    """Tell the server the activity is alive, with optional progress ``details``.
+
+    Cheap to call often: sends are throttled to one per 0.8 x ``heartbeat_timeout``
+    (at most every 30 s), and the latest details are always sent at the end of the
+    throttle window. A retried attempt sees the last recorded details in
+    ``activity.info().heartbeat_details``. If the server answers that cancellation
+    was requested, the activity is cancelled (see :func:`is_cancelled`).
+
+    Raises:
+        CancelledError: (sync activities) cancellation was requested: the first
+            heartbeat after the request raises it (once), so a loop of
+            ``heartbeat(); work()`` stops; not raised inside
+            :func:`shield_thread_cancel_exception` (it is raised when the block
+            ends) nor for activities defined with ``no_thread_cancel_exception=True``.
+        WorkflowContextError: called outside an activity.
+    """
+    _ctx().heartbeat(details)
+
+
+def is_cancelled() -> bool:
+    """Whether cancellation of this activity was requested (poll it in sync activities).
+
+    Async activities get ``asyncio.CancelledError`` raised at their next ``await``
+    instead; sync activities see this flag, and their next :func:`heartbeat` raises.
+
+    Raises:
+        WorkflowContextError: called outside an activity.
+    """
+    return _ctx().cancelled
+
+
+def shield_thread_cancel_exception() -> contextlib.AbstractContextManager[None]:
+    """Hold back the cancellation a sync activity's ``heartbeat()`` would raise until the block ends.
+
+    Inside ``with activity.shield_thread_cancel_exception():`` a heartbeat after a
+    cancellation request does not raise. When the outermost such block ends and
+    cancellation was requested (before or during the block) and not raised yet,
+    :class:`~spindle.exceptions.CancelledError` is raised there, even if the block
+    returned or raised something else. Use it around work that must not be
+    interrupted halfway. No effect on async activities or on activities defined
+    with ``no_thread_cancel_exception=True``.
+
+    Raises:
+        WorkflowContextError: called outside an activity.
+    """
+    return _ctx().shield()
+
+
+async def wait_for_cancelled() -> None:
+    """Wait until cancellation is requested (async activities)."""
+    await _ctx().wait_cancelled()
+
+
+def wait_for_cancelled_sync(timeout: datetime.timedelta | float | None = None) -> bool:
+    """Block until cancellation is requested or ``timeout`` passes; return whether it was.
+
+    For sync activities (in a thread); never call it on the event loop.
+    """
+    t = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+    return _ctx()._cancelled.wait(t)
+
+
+def raise_complete_async() -> typing.NoReturn:
+    """End the activity function without completing the activity.
+
+    The attempt stays open until someone calls ``complete``/``fail`` on
+    ``client.get_async_activity_handle(activity.info().task_token)`` (or it times out).
+
+    Raises:
+        CompleteAsyncError: always (the worker catches it).
+    """
+    _ctx()  # validate we are in an activity
+    raise CompleteAsyncError()
+
+
+# ---------------------------------------------------------------------- running
+
+
+@dataclasses.dataclass(frozen=True)
+class _Params:
+    names: tuple[str, ...]
+    hints: tuple[Any, ...]
+    required: int
+    varargs: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def _params_of(fn: Callable[..., Any]) -> _Params:
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(inspect.unwrap(fn))
+    except Exception:  # unresolved forward references: decode as plain JSON
+        hints = {}
+    names: list[str] = []
+    types: list[Any] = []
+    required = 0
+    varargs = False
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+            types.append(hints.get(p.name))
+            if p.default is p.empty:
+                required += 1
+        elif p.kind is p.VAR_POSITIONAL:
+            varargs = True
+    return _Params(tuple(names), tuple(types), required, varargs)
+
+
+def argument_type_hints(fn: Callable[..., Any]) -> tuple[Any, ...]:
+    """The type hints of ``fn``'s positional parameters (``None`` where unannotated)."""
+    return _params_of(fn).hints
+
+
+def bind_arguments(fn: Callable[..., Any], name: str, payload_count: int) -> tuple[Any, ...]:
+    """Check the argument count for ``fn`` and return the hints to decode them with.
+
+    Raises:
+        ApplicationError: (non-retryable, type ``"ActivityArgumentError"``) the count
+            does not fit; the message names the missing parameter.
+    """
+    p = _params_of(fn)
+    if payload_count < p.required:
+        missing = p.names[payload_count]
+        raise ApplicationError(
+            f"activity {name!r} is missing argument {missing!r}: it takes ({', '.join(p.names)}) "
+            f"but got {payload_count} argument(s)",
+            type="ActivityArgumentError",
+            non_retryable=True,
+        )
+    if payload_count > len(p.names) and not p.varargs:
+        raise ApplicationError(
+            f"activity {name!r} takes {len(p.names)} argument(s) ({', '.join(p.names)}) but got {payload_count}",
+            type="ActivityArgumentError",
+            non_retryable=True,
+        )
+    return p.hints
+
+
+def runs_in_threads(executor: concurrent.futures.Executor | None) -> bool:
+    """Whether sync activities given to ``executor`` run in this process's threads (``None``: the loop's pool)."""
+    return executor is None or isinstance(executor, concurrent.futures.ThreadPoolExecutor)
+
+
+def prepare_sync(ctx: ActivityContext, fn: Callable[..., Any]) -> None:
+    """Make ``ctx`` raise cancellation from ``heartbeat()`` unless ``fn`` opted out."""
+    d = ActivityDefinition.from_callable(fn)
+    ctx.raise_on_cancel = not (d is not None and d.no_thread_cancel_exception)
+
+
+async def execute(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    ctx: ActivityContext,
+    *,
+    is_async: bool,
+    executor: concurrent.futures.Executor | None = None,
+    shared_state: SharedStateManager | None = None,
+) -> Any:
+    """Run one activity attempt with ``ctx`` as its context and return its result.
+
+    Async activities run as a task on the current loop (``ctx.request_cancel`` cancels
+    it). Sync ones run in ``executor`` (the loop's default executor if ``None``): in
+    a ``ThreadPoolExecutor`` with the context copied into the thread; in any other
+    executor (a ``ProcessPoolExecutor``) through :func:`_run_in_child`, with
+    heartbeats and cancellation carried by ``shared_state``, so ``fn`` and its
+    arguments must be picklable.
+
+    Raises:
+        CompleteAsyncError: the activity called ``raise_complete_async()``.
+        asyncio.CancelledError: an async activity was cancelled.
+        CancelledError: a sync activity was cancelled and its heartbeat raised it.
+        ValueError: a sync activity for a non-thread executor without ``shared_state``.
+        Exception: whatever the activity raised.
+    """
+    loop = asyncio.get_running_loop()
+    ctx._loop = loop
+    token = _current.set(ctx)
+    try:
+        if is_async:
+            task = loop.create_task(fn(*args))
+            ctx._task = task
+            if ctx.cancelled:
+                task.cancel(f"activity cancelled: {ctx.cancel_reason}")
+            return await task
+        prepare_sync(ctx, fn)
+        if runs_in_threads(executor):
+            run_ctx = contextvars.copy_context()
+            return await loop.run_in_executor(executor, functools.partial(run_ctx.run, fn, *args))
+        if shared_state is None:
+            raise ValueError(f"sync activity {ctx.info.activity_type!r} cannot run in a "
+                             f"{type(executor).__name__} without a SharedStateManager")
+        return await _execute_in_child(fn, args, ctx, executor, shared_state)
+    finally:
+        _current.reset(token)
+
+
+async def _execute_in_child(fn: Callable[..., Any], args: Sequence[Any], ctx: ActivityContext,
+                            executor: concurrent.futures.Executor | None, shared_state: SharedStateManager) -> Any:
+    loop = asyncio.get_running_loop()
+    token = ctx.info.task_token
+    event = await loop.run_in_executor(None, shared_state.new_event)
+    ctx.link_cancel_event(event)
+    sender = await shared_state.register_heartbeater(token, ctx._heartbeat)
+    try:
+        return await loop.run_in_executor(executor, functools.partial(
+            _run_in_child, ctx.info, sender, event, ctx.raise_on_cancel, fn, *args))
+    finally:
+        await shared_state.unregister_heartbeater(token)
+
+
+def _run_in_child(info: ActivityInfo, sender: SharedHeartbeatSender, cancel_event: CancelEvent,
+                  raise_on_cancel: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a sync activity in an executor's child process, with a context rebuilt there.
+
+    Module-level so that it pickles; its arguments cross the process boundary.
+    """
+
+    def send(details: Sequence[Any]) -> None:
+        sender.send_heartbeat(info.task_token, *details)
+
+    ctx = ActivityContext(info, send, cancel_event=cancel_event)
+    ctx.raise_on_cancel = raise_on_cancel
+    token = _current.set(ctx)
+    try:
+        return fn(*args)
+    finally:
+        _current.reset(token)

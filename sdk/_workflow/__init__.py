@@ -1,0 +1,1 @@
+"""The deterministic workflow runtime: the event loop, the instance that replays and advances a run, the state machines of its commands, and the API workflow code calls (through ``spindle.workflow``)."""

@@ -1,0 +1,111 @@
+"""Public client API: :class:`Client`, :class:`WorkflowHandle` and what they return.
+
+Names match Temporal's ``temporalio.client`` where Spindle has the same thing, so
+``from spindle.client import Client, WorkflowFailureError, WorkflowUpdateStage``
+works as it does there.
+"""
+
+from spindle.client._api_keys import ApiKey
+from spindle.client._batch import BatchOperationSummary
+from spindle.client._reset import ResetType
+from spindle.common._history import History, HistoryEvent
+from spindle.client._client import (
+    AsyncActivityHandle,
+    Client,
+    NamespaceDescription,
+    PendingActivity,
+    PendingChild,
+    WorkflowExecutionDescription,
+    WorkflowHandle,
+)
+from spindle._interceptors.client import (
+    Interceptor,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    SignalWorkflowInput,
+    StartWorkflowInput,
+    StartWorkflowUpdateInput,
+)
+from spindle.common._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.client._raw_description import PendingActivityState
+from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
+from spindle.client._schedule_description import (
+    ScheduleActionExecutionStartWorkflow,
+    ScheduleActionResult,
+    ScheduleDescription,
+    ScheduleInfo,
+    ScheduleListEntry,
+    ScheduleListInfo,
+)
+from spindle.client._schedule_types import (
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleBackfill,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+)
+from spindle.client._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle.client._schedule_wire import decoded_args
+from spindle.exceptions import (
+    RPCError,
+    ScheduleAlreadyRunningError,
+    WorkflowContinuedAsNewError,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+
+__all__ = [
+    "BatchOperationSummary",
+    "History",
+    "HistoryEvent",
+    "ResetType",
+    "ApiKey",
+    "Client",
+    "WorkflowHandle",
+    "WorkflowExecutionDescription",
+    "PendingActivity",
+    "PendingActivityState",
+    "PendingChild",
+    "NamespaceDescription",
+    "AsyncActivityHandle",
+    "WorkflowIDReusePolicy",
+    "WorkflowIDConflictPolicy",
+    "WorkflowExecutionStatus",
+    "WorkflowUpdateHandle",
+    "WorkflowUpdateStage",
+    "WorkflowFailureError",
+    "WorkflowUpdateFailedError",
+    "WorkflowUpdateRPCTimeoutOrCancelledError",
+    "WorkflowContinuedAsNewError",
+    "RPCError",
+    "Interceptor",
+    "OutboundInterceptor",
+    "StartWorkflowInput",
+    "SignalWorkflowInput",
+    "QueryWorkflowInput",
+    "StartWorkflowUpdateInput",
+    "Schedule",
+    "ScheduleActionStartWorkflow",
+    "ScheduleSpec",
+    "ScheduleIntervalSpec",
+    "SchedulePolicy",
+    "ScheduleOverlapPolicy",
+    "ScheduleState",
+    "ScheduleBackfill",
+    "ScheduleDescription",
+    "ScheduleInfo",
+    "ScheduleActionResult",
+    "ScheduleListEntry",
+    "ScheduleActionExecutionStartWorkflow",
+    "ScheduleAsyncIterator",
+    "ScheduleListInfo",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
+    "ScheduleAlreadyRunningError",
+    "decoded_args",
+]

@@ -1,0 +1,39 @@
+"""Public data-conversion API: :class:`DataConverter`, :func:`default`, payload codecs and their context.
+
+As in Temporal, a codec can ride on the converter::
+
+    from spindle import converter
+    data_converter = dataclasses.replace(converter.default(), payload_codec=MyCodec())
+    client = await Client.connect("localhost:7233", data_converter=data_converter)
+
+A codec that implements :class:`WithSerializationContext` gets each payload's
+:class:`WorkflowSerializationContext` (namespace, workflow id, role); the
+:class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle.converter._converter` for the
+encoding rules and :mod:`spindle.converter._payload_visitor` for the roles. :func:`decode_history`
+decodes a recorded history (as the server stores it) for tools that show it;
+:class:`CodecServerCodec` calls a remote codec server (Temporal's protocol) instead of
+holding keys.
+"""
+
+from spindle.converter._converter import (
+    DataConverter,
+    EncryptionCodec,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+    ZlibCodec,
+)
+from spindle.converter._codec_server import CodecServerCodec
+from spindle.converter._history_codec import decode_history
+
+__all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "CodecServerCodec", "SerializationContext",
+           "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]
+
+
+def default() -> DataConverter:
+    """The default data converter (``DataConverter.default``: JSON through cattrs, no codec).
+
+    It is immutable; derive a variant with ``dataclasses.replace(default(), payload_codec=...)``.
+    """
+    return DataConverter.default

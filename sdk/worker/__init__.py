@@ -1,0 +1,27 @@
+"""Public worker API: :class:`Worker`, its interceptors, and :class:`SharedStateManager` for process-pool activities."""
+
+from spindle._activity.shared_state import SharedHeartbeatSender, SharedStateManager
+from spindle._interceptors.worker import (
+    ActivityInboundInterceptor,
+    ActivityOutboundInterceptor,
+    ExecuteActivityInput,
+    ExecuteWorkflowInput,
+    HandleQueryInput,
+    HandleSignalInput,
+    HandleUpdateInput,
+    Interceptor,
+    StartActivityInput,
+    StartChildWorkflowInput,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
+)
+from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
+from spindle.worker._metrics import WorkerMetrics
+
+__all__ = [
+    "Worker", "WorkflowDeterminismCheckError", "WorkerMetrics", "SharedStateManager", "SharedHeartbeatSender",
+    "Interceptor", "ActivityInboundInterceptor", "ActivityOutboundInterceptor", "ExecuteActivityInput",
+    "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
+    "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
+]
