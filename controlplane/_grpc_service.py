@@ -86,10 +86,14 @@ def _anonymous_view(rpc: str, resp: Any) -> Any:
     return resp
 
 
+#: The long-poll slot of a call that is not a long poll (one shared no-op context, not one per call).
+_NO_SLOT = contextlib.nullcontext()
+
+
 def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None,
                   long_polls: LongPollLimiter | None = None,
                   metrics: ServerMetrics | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
-    """A gRPC servicer whose every RPC is authorized, calls the frontend and maps ServiceError to its status.
+    """A gRPC servicer whose every RPC goes through one pipeline (:func:`_pipeline`) to the frontend's method.
 
     ``authorizer`` None serves every caller as the anonymous system admin (authentication
     off); admin actions are audited either way. ``long_polls`` caps the long polls in
@@ -104,15 +108,35 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
         pass
 
     for name in RPC_NAMES:
-        method = getattr(frontend, name)
         rule = rule_for(name)  # every RPC must have one: fail at start, not at the first call
+        setattr(Servicer, name, _pipeline(name, getattr(frontend, name), rule.audit, rule.target, authorizer,
+                                          long_polls, metrics))
+    return Servicer()
 
-        async def serve(self: Any, request: Any, context: grpc.aio.ServicerContext, _m: Any = method,
-                          _name: str = name, _audited: bool = rule.audit, _target: Any = rule.target) -> Any:
+
+def _pipeline(name: str, method: Any, audited: bool, target: Any, authorizer: Authorizer | None,
+              long_polls: LongPollLimiter | None, metrics: ServerMetrics | None) -> Any:
+    """The servicer method of RPC ``name``; every call goes through these steps (hot path: one coroutine per call):
+
+    1. authenticate the caller (``authorizer``; None: the anonymous system admin);
+    2. a request that did not parse (:class:`MalformedRequest`) is INVALID_ARGUMENT;
+    3. authorize the call by the RPC's access rule;
+    4. hold a long-poll slot (polls and history waits; RESOURCE_EXHAUSTED over a cap);
+    5. run the frontend's ``method(request, deadline)`` as the caller (``current_principal``);
+    6. audit admin actions (allowed or not), and answer an anonymous caller only what it may see;
+    7. a ``ServiceError`` becomes its status, message (clipped) and trailing metadata; anything
+       else is logged and INTERNAL;
+    8. count and time the call by method and status code (``metrics``).
+    """
+
+    async def serve(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        t0 = _perf() if metrics is not None else 0.0
+        code = "OK"
+        try:
             remaining = context.time_remaining()
             loop = asyncio.get_running_loop()
             started = loop.time()
-            deadline = loop.time() + remaining if remaining is not None else None
+            deadline = started + remaining if remaining is not None else None
             principal: Principal | None = ANONYMOUS
             try:
                 if authorizer is not None:
@@ -122,55 +146,44 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
                 if isinstance(request, MalformedRequest):  # did not parse (add_to_server): nothing to authorize
                     raise InvalidArgument(request.message())
                 if authorizer is not None:
-                    await authorizer.authorize(_name, request, principal)
+                    await authorizer.authorize(name, request, principal)
                 client = None if long_polls is None else long_poll_client(
-                    _name, request, principal.id if principal is not None else None, context.peer())
-                with long_polls.hold(client, _name) if client is not None and long_polls is not None \
-                        else contextlib.nullcontext():
+                    name, request, principal.id if principal is not None else None, context.peer())
+                with long_polls.hold(client, name) if client is not None and long_polls is not None else _NO_SLOT:
                     token = set_current_principal(principal)
                     try:
-                        resp = await _m(request, deadline)
+                        resp = await method(request, deadline)
                     finally:
                         reset_current_principal(token)
-                if _audited:
-                    audit(principal, _name, _target(request), "ok", request_details(request))
-                return resp if principal is not None else _anonymous_view(_name, resp)
+                if audited:
+                    audit(principal, name, target(request), "ok", request_details(request))
+                return resp if principal is not None else _anonymous_view(name, resp)
             except ServiceError as e:
-                if _audited and not isinstance(request, MalformedRequest):
-                    audit(principal, _name, _target(request), f"{e.code.name}: {e.message}", request_details(request))
+                if audited and not isinstance(request, MalformedRequest):
+                    audit(principal, name, target(request), f"{e.code.name}: {e.message}", request_details(request))
                 await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:
-                log.info("%s cancelled after %.2f s (client went away or its deadline passed)", _name,
+                log.info("%s cancelled after %.2f s (client went away or its deadline passed)", name,
                          loop.time() - started)
                 raise
             except Exception as e:  # noqa: BLE001 - reported as INTERNAL, logged with its stack
-                log.exception("%s failed", _name)
-                if _audited:
-                    audit(principal, _name, _target(request), f"INTERNAL: {type(e).__name__}", request_details(request))
-                await context.abort(grpc.StatusCode.INTERNAL, clip_details(f"{_name}: internal error: {type(e).__name__}: {e}"))
+                log.exception("%s failed", name)
+                if audited:
+                    audit(principal, name, target(request), f"INTERNAL: {type(e).__name__}", request_details(request))
+                await context.abort(grpc.StatusCode.INTERNAL, clip_details(f"{name}: internal error: {type(e).__name__}: {e}"))
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except BaseException:  # context.abort raises once the status is set
+            c = context.code()
+            code = c.name if isinstance(c, grpc.StatusCode) else "UNKNOWN"
+            raise
+        finally:
+            if metrics is not None:
+                metrics.rpc(name, code, _perf() - t0)
 
-        if metrics is None:
-            setattr(Servicer, name, serve)
-            continue
-
-        async def measured(self: Any, request: Any, context: grpc.aio.ServicerContext, _serve: Any = serve,
-                           _name: str = name) -> Any:
-            t0 = _perf()
-            code = "OK"
-            try:
-                return await _serve(self, request, context)
-            except asyncio.CancelledError:
-                code = "CANCELLED"
-                raise
-            except BaseException:  # context.abort raises once the status is set
-                c = context.code()
-                code = c.name if isinstance(c, grpc.StatusCode) else "UNKNOWN"
-                raise
-            finally:
-                metrics.rpc(_name, code, _perf() - t0)
-
-        setattr(Servicer, name, measured)
-    return Servicer()
+    serve.__name__ = serve.__qualname__ = name
+    return serve
 
 
 def add_to_server(servicer: service_pb2_grpc.WorkflowServiceServicer, server: grpc.aio.Server) -> None:

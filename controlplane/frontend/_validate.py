@@ -1,8 +1,8 @@
 """Request validation: every problem is reported with the field it concerns.
 
-Every RPC's request first passes :func:`check_request` (``@validated`` on the frontend
-classes runs it before the method body, so nothing is looked up, offloaded or written for
-a refused request): each scalar field against its rule in
+Every RPC's request first passes :func:`check_request` (the frontend's pipeline,
+``service.pipeline``, and ``@validated`` on the cluster frontend's own methods run it before
+the handler, so nothing is looked up, offloaded or written for a refused request): each scalar field against its rule in
 ``spindle.controlplane._field_rules`` (ranges of durations, page sizes, rates and counts;
 length and control characters of ids, names and free text; defined enum values). The
 commands of a workflow task are left to the history service, which checks them with the
@@ -38,6 +38,7 @@ HISTORY_CHECKED: dict[str, frozenset[str]] = {
     "RespondWorkflowTaskCompleted": frozenset({"commands"}),
 }
 
+#: Every RPC of WorkflowService, in proto order.
 RPC_NAMES = [m.name for m in svc.DESCRIPTOR.services_by_name["WorkflowService"].methods]
 
 
@@ -57,9 +58,9 @@ C = TypeVar("C", bound=type)
 def validated(cls: C) -> C:
     """Class decorator: each WorkflowService RPC method defined on ``cls`` runs :func:`check_request` first.
 
-    The frontend (``FrontendService``) and the cluster frontend's own methods (its polls) use it,
-    so the rules hold for the gRPC servicer, the embedded stub and the requests a cluster member
-    forwards to another (which runs the frontend's method).
+    The cluster frontend's own methods (its polls) use it; ``FrontendService`` runs the same check
+    in its pipeline. So the rules hold for the gRPC servicer, the embedded stub and the requests a
+    cluster member forwards to another (which runs the frontend's method).
     """
     for name in RPC_NAMES:
         fn = cls.__dict__.get(name)
