@@ -3,7 +3,9 @@
 Schema: ``schema/spanner_v1.sql`` (executions, events and task queues interleaved
 under their shard). Writes: ``_spanner_write`` (one transaction per batch of
 mutations, each fenced by its shard's ``RangeId``) run by ``_spanner_runner``.
-Reads: single-use snapshots on a small thread pool. Cluster leases:
+Reads: single-use snapshots on a small thread pool. Namespaces, API keys and secrets:
+``_spanner_namespaces``; visibility queries: ``_spanner_visibility`` (collaborators the
+store delegates to, returning their coroutine). Cluster leases:
 ``_spanner_leases``, exposed here as ``claim_shard``/``renew_leases``/... for
 ``spindle.controlplane.cluster``.
 
@@ -16,9 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _spanner_leases as leases
@@ -39,25 +40,15 @@ from ._model import (
     TransferTask,
     VisibilityRow,
 )
-from ._spanner_codec import (
-    API_KEY_COLUMNS,
-    CURRENT_COLUMNS,
-    EXEC_COLUMNS,
-    NAMESPACE_COLUMNS,
-    VIS_COLUMNS,
-    api_key_from_row,
-    api_key_values,
-    current_from_row,
-    dec,
-    enc,
-    exec_from_row,
-    namespace_from_row,
-    vis_from_row,
-)
+from ._spanner_codec import CURRENT_COLUMNS, EXEC_COLUMNS, current_from_row, dec, exec_from_row
+from ._spanner_namespaces import SpannerNamespaces
 from ._spanner_runner import TxnRunner
 from ._spanner_schema import setup_schema
+from ._spanner_visibility import SpannerVisibility
 
 T = TypeVar("T")
+#: What a delegating method returns: the collaborator's coroutine.
+Co = Coroutine[Any, Any, T]
 
 MULTIPLEXED_ENV = ("GOOGLE_CLOUD_SPANNER_MULTIPLEXED_SESSIONS", "GOOGLE_CLOUD_SPANNER_MULTIPLEXED_SESSIONS_FOR_RW",
                    "GOOGLE_CLOUD_SPANNER_MULTIPLEXED_SESSIONS_PARTITIONED_OPS")
@@ -113,6 +104,8 @@ class SpannerStore(Store):
         self._lease_runner: TxnRunner | None = None
         self._lease_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.num_shards = 0
+        self._namespaces = SpannerNamespaces(self._query, self._txn)
+        self._visibility = SpannerVisibility(self._query)
 
     # ------------------------------------------------------------------ lifecycle
     def _connect(self) -> Any:
@@ -267,95 +260,39 @@ class SpannerStore(Store):
     async def list_leases(self) -> list[leases.ShardLease]:
         return await self._read(leases.read_leases, lease=True)
 
-    # ------------------------------------------------------------------ namespaces
-    async def create_namespace(self, row: NamespaceRow) -> None:
-        def run(txn: Any) -> None:
-            exists = list(txn.execute_sql("SELECT Name FROM Namespaces WHERE Name = @n OR Id = @i",
-                                          params={"n": row.name, "i": row.id}))
-            if exists:
-                raise ConditionFailedError(f"namespace {row.name!r} already exists")
-            txn.insert("Namespaces", ["Name", "Id", "Data", "State", "Version"],
-                       [[row.name, row.id, row.data, row.state, row.version]])
+    # ------------------------------------------------------------------ namespaces, API keys, server secrets
+    def create_namespace(self, row: NamespaceRow) -> Co[None]:
+        return self._namespaces.create_namespace(row)
 
-        await self._txn(run)
+    def get_namespace(self, name: str) -> Co[NamespaceRow | None]:
+        return self._namespaces.get_namespace(name)
 
-    async def get_namespace(self, name: str) -> NamespaceRow | None:
-        cols = ", ".join(NAMESPACE_COLUMNS)
-        rows = await self._query(f"SELECT {cols} FROM Namespaces WHERE Name = @n", {"n": name})
-        return namespace_from_row(rows[0]) if rows else None
+    def list_namespaces(self) -> Co[list[NamespaceRow]]:
+        return self._namespaces.list_namespaces()
 
-    async def list_namespaces(self) -> list[NamespaceRow]:
-        cols = ", ".join(NAMESPACE_COLUMNS)
-        return [namespace_from_row(r) for r in await self._query(f"SELECT {cols} FROM Namespaces ORDER BY Name")]
+    def update_namespace(self, row: NamespaceRow, expected_version: int) -> Co[None]:
+        return self._namespaces.update_namespace(row, expected_version)
 
-    async def update_namespace(self, row: NamespaceRow, expected_version: int) -> None:
-        from google.cloud.spanner_v1 import KeySet
+    def delete_namespace(self, name: str) -> Co[None]:
+        return self._namespaces.delete_namespace(name)
 
-        def run(txn: Any) -> None:
-            rows = list(txn.read("Namespaces", ["Version"], KeySet(keys=[[row.name]])))
-            if not rows or int(rows[0][0]) != expected_version:
-                raise ConditionFailedError(f"namespace {row.name!r} changed concurrently")
-            txn.update("Namespaces", ["Name", "Data", "State", "Version"], [[row.name, row.data, row.state, row.version]])
+    def create_api_key(self, row: ApiKeyRow) -> Co[None]:
+        return self._namespaces.create_api_key(row)
 
-        await self._txn(run)
+    def get_api_key(self, key_id: str) -> Co[ApiKeyRow | None]:
+        return self._namespaces.get_api_key(key_id)
 
-    async def delete_namespace(self, name: str) -> None:
-        from google.cloud.spanner_v1 import KeySet
+    def list_api_keys(self) -> Co[list[ApiKeyRow]]:
+        return self._namespaces.list_api_keys()
 
-        await self._txn(lambda txn: txn.delete("Namespaces", KeySet(keys=[[name]])))
+    def revoke_api_key(self, key_id: str, revoke_time_ms: int) -> Co[ApiKeyRow | None]:
+        return self._namespaces.revoke_api_key(key_id, revoke_time_ms)
 
-    # ------------------------------------------------------------------ API keys, server secrets
-    async def create_api_key(self, row: ApiKeyRow) -> None:
-        from google.cloud.spanner_v1 import KeySet
+    def add_server_secret(self, secret: ServerSecret) -> Co[ServerSecret]:
+        return self._namespaces.add_server_secret(secret)
 
-        def run(txn: Any) -> None:
-            if list(txn.read("ApiKeys", ["KeyId"], KeySet(keys=[[row.key_id]]))):
-                raise ConditionFailedError(f"API key {row.key_id!r} already exists")
-            txn.insert("ApiKeys", list(API_KEY_COLUMNS), [api_key_values(row)])
-
-        await self._txn(run)
-
-    async def get_api_key(self, key_id: str) -> ApiKeyRow | None:
-        rows = await self._query(f"SELECT {', '.join(API_KEY_COLUMNS)} FROM ApiKeys WHERE KeyId = @k", {"k": key_id})
-        return api_key_from_row(rows[0]) if rows else None
-
-    async def list_api_keys(self) -> list[ApiKeyRow]:
-        rows = await self._query(f"SELECT {', '.join(API_KEY_COLUMNS)} FROM ApiKeys ORDER BY KeyId")
-        return [api_key_from_row(r) for r in rows]
-
-    async def revoke_api_key(self, key_id: str, revoke_time_ms: int) -> ApiKeyRow | None:
-        from google.cloud.spanner_v1 import KeySet
-
-        def run(txn: Any) -> ApiKeyRow | None:
-            rows = [list(r) for r in txn.read("ApiKeys", list(API_KEY_COLUMNS), KeySet(keys=[[key_id]]))]
-            if not rows:
-                return None
-            row = api_key_from_row(rows[0])
-            if not row.revoke_time_ms:
-                row.revoke_time_ms = revoke_time_ms
-                txn.update("ApiKeys", ["KeyId", "RevokeTimeMs"], [[key_id, revoke_time_ms]])
-            return row
-
-        return await self._txn(run)
-
-    async def add_server_secret(self, secret: ServerSecret) -> ServerSecret:
-        from google.cloud.spanner_v1 import KeySet
-
-        def run(txn: Any) -> ServerSecret:
-            rows = list(txn.read("ServerSecrets", ["Name", "Value", "CreateTimeMs"], KeySet(keys=[[secret.name]])))
-            if rows:
-                name, value, created = rows[0]
-                return ServerSecret(name, dec(value), int(created))
-            txn.insert("ServerSecrets", ["Name", "Value", "CreateTimeMs"],
-                       [[secret.name, enc(secret.value), secret.create_time_ms]])
-            return secret
-
-        return await self._txn(run)
-
-    async def list_server_secrets(self, prefix: str = "") -> list[ServerSecret]:
-        rows = await self._query("SELECT Name, Value, CreateTimeMs FROM ServerSecrets WHERE STARTS_WITH(Name, @p) "
-                                 "ORDER BY Name", {"p": prefix})
-        return [ServerSecret(r[0], dec(r[1]), int(r[2])) for r in rows]
+    def list_server_secrets(self, prefix: str = "") -> Co[list[ServerSecret]]:
+        return self._namespaces.list_server_secrets(prefix)
 
     # ------------------------------------------------------------------ executions
     async def get_current(self, namespace_id: str, workflow_id: str) -> CurrentRow | None:
@@ -426,31 +363,16 @@ class SpannerStore(Store):
         return [(r[0], r[1], int(r[2])) for r in rows]
 
     # ------------------------------------------------------------------ visibility
-    async def query_visibility(self, namespace_id: str, where: str, params: dict[str, object], order_by: str, limit: int,
-                               offset: int) -> list[VisibilityRow]:
-        sql = f"SELECT {', '.join(VIS_COLUMNS)} FROM Visibility WHERE namespace_id = @vns"
-        if where:
-            sql += f" AND ({where})"
-        sql += f" ORDER BY {order_by or 'start_time_ms DESC, run_id'} LIMIT @vlimit OFFSET @voffset"
-        rows = await self._query(sql, {**params, "vns": namespace_id, "vlimit": limit, "voffset": offset})
-        return [vis_from_row(r) for r in rows]
+    def query_visibility(self, namespace_id: str, where: str, params: dict[str, object], order_by: str, limit: int,
+                         offset: int) -> Co[list[VisibilityRow]]:
+        return self._visibility.query_visibility(namespace_id, where, params, order_by, limit, offset)
 
-    async def count_visibility(self, namespace_id: str, where: str, params: dict[str, object],
-                               group_by: Sequence[str]) -> list[tuple[tuple[object, ...], int]]:
-        cols = ", ".join(group_by)
-        sql = f"SELECT {cols + ', ' if cols else ''}COUNT(*) FROM Visibility WHERE namespace_id = @vns"
-        if where:
-            sql += f" AND ({where})"
-        if cols:
-            sql += f" GROUP BY {cols}"
-        rows = await self._query(sql, {**params, "vns": namespace_id})
-        return [(tuple(_plain(v) for v in r[:-1]), int(r[-1])) for r in rows]
+    def count_visibility(self, namespace_id: str, where: str, params: dict[str, object],
+                         group_by: Sequence[str]) -> Co[list[tuple[tuple[object, ...], int]]]:
+        return self._visibility.count_visibility(namespace_id, where, params, group_by)
 
-    async def list_closed_before(self, namespace_id: str, close_before_ms: int, limit: int) -> list[VisibilityRow]:
-        rows = await self._query(
-            f"SELECT {', '.join(VIS_COLUMNS)} FROM Visibility WHERE namespace_id = @vns AND close_time_ms IS NOT NULL "
-            "AND close_time_ms < @b ORDER BY close_time_ms LIMIT @l", {"vns": namespace_id, "b": close_before_ms, "l": limit})
-        return [vis_from_row(r) for r in rows]
+    def list_closed_before(self, namespace_id: str, close_before_ms: int, limit: int) -> Co[list[VisibilityRow]]:
+        return self._visibility.list_closed_before(namespace_id, close_before_ms, limit)
 
     async def count_running(self, namespace_id: str) -> int:
         rows = await self._query("SELECT COUNT(*) FROM CurrentExecutions WHERE NamespaceId = @ns AND Status = 1",
@@ -487,16 +409,6 @@ class SpannerStore(Store):
 
 def _schedule(r: list[Any]) -> ScheduleRow:
     return ScheduleRow(namespace_id=r[0], schedule_id=r[1], shard_id=int(r[2]), version=int(r[3]), data=dec(r[4]))
-
-
-def _plain(v: Any) -> object:
-    """A group-by value as SQLite would return it (JSON values become Python values)."""
-    if v is None or isinstance(v, (str, int, float, bool)):
-        return v
-    try:
-        return json.loads(json.dumps(v))
-    except (TypeError, ValueError):
-        return str(v)
 
 
 __all__ = ["SpannerStore", "configure_emulator_env"]
