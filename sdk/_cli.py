@@ -27,7 +27,7 @@ from spindle._cli_batch import add_batch_options, add_reset_options, reset_singl
 from spindle._cli_batch import dispatch as batch_dispatch
 from spindle._cli_tls import add_tls_arguments, tls_from_args
 from spindle.client._client import Client, WorkflowExecutionDescription
-from spindle.converter._converter import PayloadCodec
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._history import History
 from spindle.converter._history_codec import decode_history

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 from spindle.exceptions import (
     ActivityError,
     ApplicationError,

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from google.protobuf.message import Message
 
 from spindle import exceptions as E
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc

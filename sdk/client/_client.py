@@ -33,7 +33,9 @@ from spindle.client import _batch
 from spindle.client._batch import BatchOperationSummary
 from spindle.client._reset import ResetType, reset_workflow
 from spindle.client._api_keys import ApiKey, MetadataStub, check_api_key, create_request
-from spindle.converter._converter import DataConverter, PayloadCodec, SerializationContext, WorkflowSerializationContext
+from spindle.converter._serialization_context import SerializationContext, WorkflowSerializationContext
+from spindle.converter._payload_codec import PayloadCodec
+from spindle.converter._data_converter import DataConverter
 from spindle.common._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._history import History, HistoryEvent
 from spindle._interceptors.client import (

@@ -98,7 +98,7 @@ def _check_id(schedule_id: Any) -> str:
 def _refuse_bound_codecs(client: _ClientLike, schedule: Schedule) -> None:
     if not (schedule.action.args or schedule.action.memo):
         return
-    from spindle.converter._converter import EncryptionCodec
+    from spindle.converter._encryption_codec import EncryptionCodec
 
     for codec in client.codecs:
         if isinstance(codec, EncryptionCodec) and codec.bind_context:

@@ -24,7 +24,7 @@ from typing import Any
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 from spindle.client._schedule_description import (
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionResult,

@@ -36,7 +36,7 @@ from spindle import exceptions as E
 if TYPE_CHECKING:  # pragma: no cover
     from google.protobuf.message import Message
 
-    from spindle.converter._converter import DataConverter
+    from spindle.converter._data_converter import DataConverter
 
 __all__ = ["WorkflowUpdateStage", "WorkflowUpdateHandle", "send_update"]
 

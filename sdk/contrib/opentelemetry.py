@@ -55,7 +55,7 @@ from spindle._interceptors.worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 from spindle._workflow.context import instance as _workflow_instance
 from spindle.api import messages_pb2 as pb
 

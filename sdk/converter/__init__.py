@@ -8,22 +8,23 @@ As in Temporal, a codec can ride on the converter::
 
 A codec that implements :class:`WithSerializationContext` gets each payload's
 :class:`WorkflowSerializationContext` (namespace, workflow id, role); the
-:class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle.converter._converter` for the
-encoding rules and :mod:`spindle.converter._payload_visitor` for the roles. :func:`decode_history`
+:class:`EncryptionCodec` binds ciphertexts to it. See :mod:`spindle.converter._data_converter` for the
+encoding rules, :mod:`spindle.converter._failure_converter` for failures and
+:mod:`spindle.converter._payload_visitor` for the roles. :func:`decode_history`
 decodes a recorded history (as the server stores it) for tools that show it;
 :class:`CodecServerCodec` calls a remote codec server (Temporal's protocol) instead of
 holding keys.
 """
 
-from spindle.converter._converter import (
-    DataConverter,
-    EncryptionCodec,
-    PayloadCodec,
+from spindle.converter._serialization_context import (
     SerializationContext,
     WithSerializationContext,
     WorkflowSerializationContext,
-    ZlibCodec,
 )
+from spindle.converter._payload_codec import PayloadCodec
+from spindle.converter._data_converter import DataConverter
+from spindle.converter._zlib_codec import ZlibCodec
+from spindle.converter._encryption_codec import EncryptionCodec
 from spindle.converter._codec_server import CodecServerCodec
 from spindle.converter._history_codec import decode_history
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spindle.converter._converter import PayloadCodec, WorkflowSerializationContext
+from spindle.converter._serialization_context import WorkflowSerializationContext
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.common._history import History, HistoryEvent
 from spindle.converter._payload_visitor import decode_message
 

@@ -47,14 +47,9 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._converter import (
-    ENCODING_JSON,
-    PayloadCodec,
-    WithSerializationContext,
-    WorkflowSerializationContext,
-    decode_payloads,
-    encode_payloads,
-)
+from spindle.converter._encodings import ENCODING_JSON
+from spindle.converter._serialization_context import WithSerializationContext, WorkflowSerializationContext
+from spindle.converter._payload_codec import PayloadCodec, decode_payloads, encode_payloads
 
 __all__ = ["ENCODED_FAILURE_MESSAGE", "collect_payloads", "collect_with_contexts", "encode_message",
            "decode_message", "payload_role"]

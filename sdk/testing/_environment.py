@@ -24,7 +24,8 @@ from typing import Any
 from spindle.controlplane import embedded
 from spindle.controlplane.embedded import ServerConfig, VirtualClock
 from spindle.client._client import Client
-from spindle.converter._converter import DataConverter, PayloadCodec
+from spindle.converter._payload_codec import PayloadCodec
+from spindle.converter._data_converter import DataConverter
 from spindle.common._search_attributes import SearchAttributeKey
 from spindle.testing._client import TimeSkippingClient
 from spindle.testing._time_skipping import TimeSkipper

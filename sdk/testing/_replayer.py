@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 from spindle.common._history import History
 from spindle._interceptors.worker import Interceptor, check_interceptors
 from spindle._workflow.replay import replay

@@ -12,7 +12,7 @@ import grpc
 import grpc.aio
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 
 
 class FakeRpcError(grpc.aio.AioRpcError):

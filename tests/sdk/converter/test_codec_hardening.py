@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pytest
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.converter._converter import decode_payloads, encode_payloads
+from spindle.converter._payload_codec import decode_payloads, encode_payloads
 from spindle.converter._payload_visitor import (
     ENCODED_FAILURE_MESSAGE,
     collect_payloads,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._converter import decode_payloads, encode_payloads
+from spindle.converter._payload_codec import decode_payloads, encode_payloads
 from spindle.converter import DataConverter, PayloadCodec, ZlibCodec
 
 conv = DataConverter.default

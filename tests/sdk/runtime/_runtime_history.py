@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._converter import DataConverter
+from spindle.converter._data_converter import DataConverter
 
 E = pb.EventType
 C = pb.CommandType
