@@ -43,7 +43,7 @@ from spindle._activity.context import (
 from spindle.worker._heartbeat import Heartbeater, throttle_interval
 from spindle._activity.logger import EXTRA_KEY, logger_details
 from spindle._activity.shared_state import SharedStateManager
-from spindle.converter._converter import WorkflowSerializationContext
+from spindle.converter._serialization_context import WorkflowSerializationContext
 from spindle._interceptors.worker import (
     ActivityInboundInterceptor,
     ActivityOutboundInterceptor,

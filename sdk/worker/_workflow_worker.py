@@ -32,7 +32,7 @@ import grpc.aio
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.worker._activity_worker import ActivityWorker
-from spindle.converter._converter import WorkflowSerializationContext
+from spindle.converter._serialization_context import WorkflowSerializationContext
 from spindle._workflow.deadlock import ActivationWatchdog, DeadlockError
 from spindle.worker._polling import Slots, cancel_and_wait, poll_loop
 from spindle.converter._payload_visitor import decode_message, encode_message
