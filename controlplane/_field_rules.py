@@ -47,10 +47,9 @@ from typing import Any
 from google.protobuf import descriptor as _d
 from google.protobuf.message import Message
 
+from spindle.controlplane._resource_rules import MAX_DURATION_MS, is_rate
 from spindle.controlplane.errors import InvalidArgument
 
-MAX_DURATION_MS = 100 * 365 * 24 * 3600 * 1000
-"""Longest duration any ``*_ms`` field may hold: 100 years."""
 MAX_INSTANT_MS = 253_402_300_799_000
 """Latest instant (epoch milliseconds) a field may hold: 9999-12-31T23:59:59Z, so it converts to a datetime."""
 MAX_WORKFLOW_TASK_TIMEOUT_MS = 120_000
@@ -95,7 +94,7 @@ def _page_size(v: int, path: str, max_id: int) -> str | None:
 
 
 def _rate(v: float, path: str, max_id: int) -> str | None:
-    if not math.isfinite(v) or v < 0:
+    if not is_rate(v):
         return f"{path}: must be a finite number, 0 or more, got {v:g}"
     return None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 import uuid
@@ -11,25 +10,21 @@ from dataclasses import dataclass, field
 
 from spindle.api import service_pb2 as svc
 
+from ._resource_rules import (ARCHIVAL_URI_RE, BUILTIN_SEARCH_ATTRIBUTES, NAMESPACE_NAME_RE, SEARCH_ATTRIBUTE_NAME_RE,
+                              SEARCH_ATTRIBUTE_TYPES, is_rate)
 from ._uri_roots import archival_uri_problem
 from .config import ServerConfig
 from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from .store import ConditionFailedError, NamespaceRow, Store
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-SA_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-BUILTIN_FIELDS = frozenset(
-    {"WorkflowId", "RunId", "WorkflowType", "ExecutionStatus", "TaskQueue", "StartTime", "CloseTime",
-     "ExecutionDuration", "HistoryLength"}
-)
+# The rules (patterns, built-in names, type names) are shared with the Terraform provider: _resource_rules.
+NAME_RE = NAMESPACE_NAME_RE
+SA_NAME_RE = SEARCH_ATTRIBUTE_NAME_RE
+BUILTIN_FIELDS = BUILTIN_SEARCH_ATTRIBUTES
+#: Wire enum value -> type name: ``KeywordList`` is ``SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST``.
 SA_TYPE_NAMES = {
-    svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD: "Keyword",
-    svc.SEARCH_ATTRIBUTE_TYPE_TEXT: "Text",
-    svc.SEARCH_ATTRIBUTE_TYPE_INT: "Int",
-    svc.SEARCH_ATTRIBUTE_TYPE_DOUBLE: "Double",
-    svc.SEARCH_ATTRIBUTE_TYPE_BOOL: "Bool",
-    svc.SEARCH_ATTRIBUTE_TYPE_DATETIME: "Datetime",
-    svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: "KeywordList",
+    svc.SearchAttributeType.Value("SEARCH_ATTRIBUTE_TYPE_" + re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).upper()): name
+    for name in SEARCH_ATTRIBUTE_TYPES
 }
 SA_TYPES_BY_NAME = {v: k for k, v in SA_TYPE_NAMES.items()}
 
@@ -139,13 +134,13 @@ def _validate_common(retention_ms: int, owner_email: str, archival_uri: str) -> 
         raise InvalidArgument(f"retention_ms: must not be negative, got {retention_ms}")
     if owner_email and "@" not in owner_email:
         raise InvalidArgument(f"owner_email: {owner_email!r} is not an email address")
-    if archival_uri and not re.match(r"^(gs|file)://.+", archival_uri):
+    if archival_uri and not ARCHIVAL_URI_RE.match(archival_uri):
         raise InvalidArgument(f"archival_uri: {archival_uri!r} must start with gs:// or file://")
 
 
 def check_rps_limit(value: float, config: ServerConfig, field_name: str = "rps_limit") -> None:
     """``value`` is a finite number, 0 (unlimited) or positive, within ``config.namespace_rps_limit_max`` if set."""
-    if not math.isfinite(value) or value < 0:
+    if not is_rate(value):
         raise InvalidArgument(f"{field_name}: must be a finite number of requests per second, 0 (unlimited) or more, "
                               f"got {value}")
     cap = config.namespace_rps_limit_max

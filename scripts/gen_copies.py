@@ -9,6 +9,11 @@ plane's files where they are; each gets a copy, written by this script, never ed
   applies), each with a header naming its source, and the module's ``ddl_files`` list in
   ``ddl.tf``, in version order. The module must work from its own folder (``terraform
   init`` copies only the module when it is used as a registry or archive source).
+- ``terraform/provider/spindle_tf/_resource_rules.py``: the rules of the values an operator
+  configures, ``controlplane/_resource_rules.py`` (namespace names, search attributes,
+  retention, rates, API keys), with a header naming its source. The provider runs in its
+  own virtual environment with its own protobuf and cannot import the control plane; the
+  installer (``spindle terraform install-provider``) ships the copy with it.
 
     python scripts/gen_copies.py           # write every copy
     python scripts/gen_copies.py --check   # write nothing; exit 1 naming each stale copy
@@ -28,6 +33,8 @@ COMMAND = "python scripts/gen_copies.py"
 
 SCHEMA_SOURCE = REPO / "controlplane" / "store" / "schema"
 SPANNER_MODULE = REPO / "terraform" / "modules" / "gcp-spanner"
+RULES_SOURCE = REPO / "controlplane" / "_resource_rules.py"
+RULES_COPY = REPO / "terraform" / "provider" / "spindle_tf" / "_resource_rules.py"
 _SCHEMA_FILE = re.compile(r"^spanner_v(\d+)\.sql$")
 _DDL_FILES = re.compile(r"(?m)^(?P<indent>[ \t]*)ddl_files = \[[^\]]*\]")
 
@@ -49,6 +56,13 @@ def schema_copy(name: str) -> str:
     return header + (SCHEMA_SOURCE / name).read_text(encoding="utf-8")
 
 
+def rules_copy() -> str:
+    """The provider's copy of the resource rules: a header (a comment), then the module."""
+    header = (f"# Generated from {_relative(RULES_SOURCE)} by {COMMAND}: do not edit this copy;\n"
+              "# edit that file and run the script.\n")
+    return header + RULES_SOURCE.read_text(encoding="utf-8")
+
+
 def wanted() -> dict[Path, str | None]:
     """Every generated file and what it must hold (None: it must not exist)."""
     out: dict[Path, str | None] = {}
@@ -65,6 +79,7 @@ def wanted() -> dict[Path, str | None]:
     if n != 1:
         raise SystemExit(f"{_relative(ddl_tf)}: expected one line 'ddl_files = [...]' to rewrite, found {n}")
     out[ddl_tf] = new
+    out[RULES_COPY] = rules_copy()
     return out
 
 

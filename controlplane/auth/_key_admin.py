@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._resource_rules import API_KEY_NAME_MAX_LENGTH
 from spindle.controlplane.errors import InvalidArgument, NotFound, PermissionDenied
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import ApiKeyRow
@@ -21,7 +22,7 @@ from ._principal import Principal
 from ._roles import Role, parse_role
 
 #: Longest key name, characters.
-MAX_NAME = 200
+MAX_NAME = API_KEY_NAME_MAX_LENGTH  # shared with the Terraform provider: _resource_rules
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

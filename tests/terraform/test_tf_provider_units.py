@@ -32,6 +32,19 @@ from spindle_tf import model, validation  # noqa: E402
 # ---------------------------------------------------------------- the provider agrees with the server
 
 def test_rules_match_the_control_plane() -> None:
+    """The provider's rules are a copy of the server's (tests/packaging/test_generated_copies.py: the copy is
+    current); the server's names for them are the shared ones."""
+    from spindle.controlplane import _resource_rules as cp_rules
+    from spindle.controlplane._field_rules import MAX_DURATION_MS
+    from spindle.controlplane.auth._key_admin import MAX_NAME
+    from spindle.controlplane.auth._roles import ROLE_NAMES
+    from spindle_tf import _resource_rules as tf_rules
+
+    assert (cp_ns.NAME_RE, cp_ns.SA_NAME_RE, cp_ns.BUILTIN_FIELDS) == (
+        cp_rules.NAMESPACE_NAME_RE, cp_rules.SEARCH_ATTRIBUTE_NAME_RE, cp_rules.BUILTIN_SEARCH_ATTRIBUTES)
+    assert tf_rules.ROLES == cp_rules.ROLES == ROLE_NAMES  # the server's Role enum spells the same roles
+    assert tf_rules.API_KEY_NAME_MAX_LENGTH == MAX_NAME
+    assert validation.MAX_RETENTION_DAYS * tf_rules.MS_PER_DAY == MAX_DURATION_MS  # a retention is a duration
     assert validation.NAME_RE.pattern == cp_ns.NAME_RE.pattern
     assert validation.SEARCH_ATTRIBUTE_NAME_RE.pattern == cp_ns.SA_NAME_RE.pattern
     assert validation.BUILTIN_SEARCH_ATTRIBUTES == cp_ns.BUILTIN_FIELDS

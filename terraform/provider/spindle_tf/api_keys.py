@@ -21,13 +21,13 @@ from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanC
 from tf.utils import Diagnostics
 
 from .client import SpindleError, svc
+from ._resource_rules import API_KEY_NAME_MAX_LENGTH, ROLES
 from .diagnostics import add_server_error, is_unknown, report
 from .validation import Problems
 
 if TYPE_CHECKING:
     from .context import ProviderContext
 
-ROLES = ("reader", "worker", "writer", "admin")
 MS_PER_DAY = 86_400_000
 _KEY_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
@@ -36,8 +36,9 @@ def check_api_key_config(config: Any, unknown: Any = is_unknown) -> Problems:
     """Problems of a ``spindle_api_key`` block as written (each names its attribute)."""
     problems = Problems()
     name = config.get("name")
-    if isinstance(name, str) and not unknown(name) and (not name.strip() or len(name) > 200):
-        problems.error(["name"], "Invalid API key name", "name: 1 to 200 characters, not only spaces.")
+    if isinstance(name, str) and not unknown(name) and (not name.strip() or len(name) > API_KEY_NAME_MAX_LENGTH):
+        problems.error(["name"], "Invalid API key name",
+                       f"name: 1 to {API_KEY_NAME_MAX_LENGTH} characters, not only spaces.")
     grants = config.get("grants")
     if isinstance(grants, dict):
         for ns, role in grants.items():

@@ -2,8 +2,11 @@
 
 Everything here is pure Python (no ``tf``, no protobuf), so it runs before any
 request reaches the server and nothing is half-created when one resource of many
-is wrong. The rules mirror the control plane's (``controlplane/namespaces.py``);
-``tests/terraform/test_provider_units.py`` checks that they agree.
+is wrong. The rules themselves (patterns, built-in names, types, limits) are the
+control plane's: ``_resource_rules`` is a generated copy of
+``controlplane/_resource_rules.py`` (``python scripts/gen_copies.py``), so the provider
+refuses at plan time what the server would refuse at apply. The messages are the
+provider's own (Terraform diagnostics).
 
 Values that Terraform does not know yet (``Unknown``) are skipped: callers pass an
 ``is_unknown`` predicate so that this module does not depend on ``tf``.
@@ -11,27 +14,19 @@ Values that Terraform does not know yet (``Unknown``) are skipped: callers pass 
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
 
+from ._resource_rules import (ARCHIVAL_URI_RE, BUILTIN_SEARCH_ATTRIBUTES, MAX_RETENTION_DAYS, NAMESPACE_NAME_RE,
+                              SEARCH_ATTRIBUTE_NAME_RE, SEARCH_ATTRIBUTE_TYPES, is_rate)
+
+
 #: An attribute path as the ``tf`` framework takes it: names, and 1-tuples for map keys.
 PathStep = Union[str, tuple[str]]
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-SEARCH_ATTRIBUTE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-#: Built-in visibility fields; they cannot be registered as custom search attributes.
-BUILTIN_SEARCH_ATTRIBUTES = frozenset(
-    {"WorkflowId", "RunId", "WorkflowType", "ExecutionStatus", "TaskQueue", "StartTime", "CloseTime",
-     "ExecutionDuration", "HistoryLength"}
-)
-#: Search attribute type names as Terraform users write them, in wire-enum order (1..7).
-SEARCH_ATTRIBUTE_TYPES: tuple[str, ...] = ("Keyword", "Text", "Int", "Double", "Bool", "Datetime", "KeywordList")
-#: Upper bound for ``retention_days`` (about 270 years; keeps milliseconds well inside int64).
-MAX_RETENTION_DAYS = 100_000
-ARCHIVAL_URI_RE = re.compile(r"^(gs|file)://.+")
+NAME_RE = NAMESPACE_NAME_RE
 ADDRESS_RE = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s]+):(?P<port>\d{1,5})$")
 
 IsUnknown = Callable[[Any], bool]
@@ -161,7 +156,7 @@ def check_rps_limit(value: Any, problems: Problems, attribute: str = "rps_limit"
     """A finite number of requests per second, 0 (unlimited) or more, or unset."""
     if value is None:
         return
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and is_rate(value)
     if not ok:
         problems.error([attribute], f"Invalid rps_limit {value!r}",
                        f"{attribute}: requests per second, 0 (unlimited) or a positive number; got {value!r}.")
@@ -251,3 +246,9 @@ def check_provider_config(config: Mapping[str, Any], is_unknown: IsUnknown = _ne
             if path and not os.path.isfile(path):
                 problems.error([attr], f"{attr}: file not found", f"{attr}: {path!r} does not exist or is not a file.")
     return problems
+
+
+__all__ = ["ARCHIVAL_URI_RE", "BUILTIN_SEARCH_ATTRIBUTES", "MAX_RETENTION_DAYS", "NAME_RE", "SEARCH_ATTRIBUTE_NAME_RE",
+           "SEARCH_ATTRIBUTE_TYPES", "Problem", "Problems", "check_address", "check_archival_uri", "check_name",
+           "check_namespace_config", "check_owner_email", "check_provider_config", "check_retention_days",
+           "check_rps_limit", "check_search_attribute_changes", "check_search_attributes", "suggest_type"]
