@@ -45,8 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from spindle.client import Client  # noqa: E402
-from spindle.worker import Worker
+from spindle import Client, Worker  # noqa: E402
 from spindle.envconfig import ClientConfig  # noqa: E402
 from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 

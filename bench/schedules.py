@@ -37,9 +37,7 @@ TASK_QUEUE = "bench-sched"
 
 # ---------------------------------------------------------------------------- the worker process
 def worker_main(address: str) -> None:
-    from spindle import workflow
-    from spindle.client import Client
-    from spindle.worker import Worker
+    from spindle import Client, Worker, workflow
 
     @workflow.defn(name="noop")
     class Noop:

@@ -25,9 +25,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 from bench import _spawn_server, summ  # noqa: E402
-from spindle import workflow  # noqa: E402
-from spindle.client import Client
-from spindle.worker import Worker
+from spindle import Client, Worker, workflow  # noqa: E402
 
 QUEUE = "timer-precision"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spindle.client import History  # noqa: E402
+from spindle import History  # noqa: E402
 from spindle.widgets._graph_model import build_graph  # noqa: E402
 from spindle.widgets._history_render import history_svg  # noqa: E402
 from spindle.widgets._timeline import timeline_svg  # noqa: E402

@@ -19,10 +19,7 @@ import sys
 import uuid
 from datetime import timedelta
 
-from spindle import activity, workflow
-from spindle.client import Client
-from spindle.common import RetryPolicy
-from spindle.worker import Worker
+from spindle import Client, RetryPolicy, Worker, activity, workflow
 from spindle.exceptions import ActivityError, ApplicationError
 
 TASK_QUEUE = "orders"

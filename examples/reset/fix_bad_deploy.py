@@ -19,9 +19,7 @@ import sys
 import uuid
 from datetime import timedelta
 
-from spindle import activity, workflow
-from spindle.client import Client, ResetType
-from spindle.worker import Worker
+from spindle import Client, ResetType, Worker, activity, workflow
 from spindle.exceptions import ApplicationError, WorkflowFailureError
 
 TASK_QUEUE = "invoices"

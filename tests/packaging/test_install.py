@@ -103,7 +103,7 @@ def test_fresh_venv_imports_everything_beside_shadowing_names(wheel: Path, tmp_p
         "for m in mods:\n"
         "    if m.endswith('__main__'): continue\n"
         "    importlib.import_module(m)\n"
-        "from spindle import workflow, activity\nfrom spindle.client import Client\nfrom spindle.worker import Worker\n"
+        "from spindle import Client, Worker, workflow, activity\n"
         "from spindle.widgets import HistoryGraph, ExecutionBrowser, DagView\n"
         "from spindle.testing import WorkflowEnvironment\n"
         "from spindle.controlplane import embedded\n"
