@@ -18,7 +18,7 @@ whose import runs this file first) and the workflow runtime load only what they 
 names below are therefore looked up in their public module the first time they are read
 (``spindle.Client`` is ``spindle.client.Client``); the table is static, the same imports are
 spelled out for type checkers, and no module of the SDK goes through this package for them
-(``tests/packaging/test_import_layering.py`` checks both).
+(``tests/packaging/test_import_cycles.py`` checks both).
 """
 
 from __future__ import annotations

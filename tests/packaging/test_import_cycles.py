@@ -321,6 +321,9 @@ def layering_violations(graph: Graph) -> list[tuple[Import, str]]:
             found.append((imp, "only command-line modules import a command-line module"))
         if _under(src, "spindle_tf") and _under(dst, "spindle") and not _under(dst, "spindle.api"):
             found.append((imp, "the Terraform provider imports only spindle.api of spindle"))
+        if dst == "spindle" and src != "spindle":
+            found.append((imp, "nothing of Spindle takes a name from the top-level package (import it from "
+                               "the module that defines it; `spindle` re-exports for users only)"))
     return found
 
 
@@ -360,6 +363,29 @@ def test_layering_rules_catch_what_they_name() -> None:
     assert rules("spindle.controlplane.cluster._node", "spindle.controlplane.cli")
     assert not rules("spindle.controlplane.cluster.cli", "spindle.controlplane.cli")
     assert rules("spindle_tf.client", "spindle.controlplane.errors")
+    assert rules("spindle.dsl._runtime", "spindle")
+    assert not rules("spindle.dsl._runtime", "spindle.workflow")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The ``spindle`` modules a fresh interpreter has loaded after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m == 'spindle' or m.startswith('spindle.')))\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return eval(proc.stdout)  # a list literal printed by the probe
+
+
+@pytest.mark.parametrize("entry", ["spindle.controlplane.server", "spindle.controlplane.embedded",
+                                   "spindle.controlplane.config"])
+def test_importing_the_server_loads_no_client_worker_or_workflow_runtime(entry: str) -> None:
+    """The control plane's entry points load, of the SDK, only the wire API ``spindle.api``."""
+    loaded = _loaded_after(f"import {entry}")
+    sdk = [m for m in loaded if m != "spindle" and not _under(m, "spindle.controlplane") and not _under(m, "spindle.api")]
+    assert entry in loaded and not sdk, f"importing {entry} loaded SDK modules: {sdk}"
+
+
+def test_importing_spindle_loads_nothing_else() -> None:
+    assert _loaded_after("import spindle") == ["spindle"]
 
 
 def test_importing_the_sdk_loads_no_control_plane() -> None:
@@ -371,3 +397,20 @@ def test_importing_the_sdk_loads_no_control_plane() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() in ("[]", "['spindle.controlplane']"), proc.stdout
+
+
+def test_top_level_names_are_the_ones_spelled_out_for_type_checkers() -> None:
+    """``spindle``'s lazily read names and its ``TYPE_CHECKING`` imports are the same table, and each
+    name is the object its public module defines."""
+    import importlib
+
+    import spindle
+
+    tree = _parse((REPO / "sdk" / "__init__.py").read_text(encoding="utf-8"))
+    typed = {alias.name: node.module for node, kind in _statements(tree) if kind == "under TYPE_CHECKING"
+             and isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert typed == spindle._PUBLIC_NAMES
+    for name, module in spindle._PUBLIC_NAMES.items():
+        assert getattr(spindle, name) is getattr(importlib.import_module(module), name), name
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        spindle.Nope  # noqa: B018
