@@ -69,7 +69,8 @@ def _clear_pending(thread_id: int) -> None:
 
 _STDLIB_DIRS = tuple({os.path.realpath(p) + os.sep for p in
                       (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])})
-_SPINDLE_DIR = os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The spindle package (this module is in spindle/_workflow/): the SDK's own code is not workflow code.
+_SPINDLE_DIR = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 # Workflow code that Spindle itself provides (the DSL interpreter) may be interrupted like user code.
 _SPINDLE_WORKFLOW_DIRS = (_SPINDLE_DIR + "dsl" + os.sep,)
 
