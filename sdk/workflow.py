@@ -49,7 +49,7 @@ from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, s
 from spindle._workflow.guard import install as _install_guards
 from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo
 from spindle._workflow.logger import LoggerAdapter, logger
-from spindle._workflow.runtime import ContinueAsNewError
+from spindle._workflow.run import ContinueAsNewError
 from spindle._workflow.unsafe import unsafe
 
 __all__ = [

@@ -29,7 +29,8 @@ from spindle._workflow.context import instance as _instance, maybe_instance as _
 from spindle._workflow.defn import WorkflowDefinition, handler_name
 from spindle._workflow.logger import logger
 from spindle._workflow.info import WorkflowInfo, current_update_info
-from spindle._workflow.runtime import DEFAULT_VERSION, ContinueAsNewError
+from spindle._workflow.run import ContinueAsNewError
+from spindle._workflow.runtime import DEFAULT_VERSION
 
 if typing.TYPE_CHECKING:
     from spindle._workflow.instance import WorkflowInstance
@@ -74,7 +75,7 @@ def info() -> WorkflowInfo:
     Raises:
         WorkflowContextError: called outside a workflow.
     """
-    return _instance("info").workflow_info
+    return _instance("info").runtime.workflow_info
 
 
 def now() -> datetime:
@@ -82,7 +83,7 @@ def now() -> datetime:
 
     Deterministic: replay sees the same value. Raises WorkflowContextError outside a workflow.
     """
-    return _instance("now").now()
+    return _instance("now").runtime.now()
 
 
 def random() -> _random.Random:
@@ -91,7 +92,7 @@ def random() -> _random.Random:
     Raises:
         WorkflowContextError: called outside a workflow.
     """
-    return _instance("random").deterministic_random()
+    return _instance("random").runtime.deterministic_random()
 
 
 def uuid4() -> _uuid.UUID:
@@ -100,7 +101,7 @@ def uuid4() -> _uuid.UUID:
     Raises:
         WorkflowContextError: called outside a workflow.
     """
-    return _instance("uuid4").uuid4()
+    return _instance("uuid4").runtime.uuid4()
 
 
 # ---------------------------------------------------------------------------- waiting
@@ -113,8 +114,7 @@ async def sleep(duration: float | timedelta) -> None:
         WorkflowContextError: outside a workflow or in a query/validator.
         ValueError: negative duration.
     """
-    inst = _instance("sleep")
-    inst.require_commands_allowed("workflow.sleep")
+    _instance("sleep").runtime.require_commands_allowed("workflow.sleep")
     await asyncio.sleep(_seconds(duration, "sleep duration") or 0)
 
 
@@ -126,12 +126,12 @@ async def wait_condition(fn: Callable[[], bool], *, timeout: float | timedelta |
             ``timeout`` elapses first (a durable timer).
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    inst = _instance("wait_condition")
-    inst.require_commands_allowed("workflow.wait_condition")
+    runtime = _instance("wait_condition").runtime
+    runtime.require_commands_allowed("workflow.wait_condition")
     if fn():
         return
-    fut: asyncio.Future[None] = inst.create_waiter()
-    inst.conditions.append((fn, fut))
+    fut: asyncio.Future[None] = runtime.create_waiter()
+    runtime.conditions.append((fn, fut))
     secs = _seconds(timeout, "timeout")
     if secs is None:
         await fut
@@ -157,14 +157,15 @@ async def wait_for_signal(name: str, timeout: float | timedelta | None = None, *
         WorkflowContextError: outside a workflow or in a query/validator.
     """
     inst = _instance("wait_for_signal")
-    inst.require_commands_allowed("workflow.wait_for_signal")
-    buffered = inst.signal_buffer.get(name)
+    runtime, handlers = inst.runtime, inst.handlers
+    runtime.require_commands_allowed("workflow.wait_for_signal")
+    buffered = handlers.signal_buffer.get(name)
     if buffered:
         payloads = buffered.popleft()
-        inst.signal_buffer_headers.pop(id(payloads), None)
+        handlers.signal_buffer_headers.pop(id(payloads), None)
     else:
-        fut: asyncio.Future[pb.Payloads] = inst.create_waiter()
-        waiters = inst.signal_waiters.setdefault(name, collections.deque())
+        fut: asyncio.Future[pb.Payloads] = runtime.create_waiter()
+        waiters = handlers.signal_waiters.setdefault(name, collections.deque())
         waiters.append(fut)
         secs = _seconds(timeout, "timeout")
         try:
@@ -174,7 +175,7 @@ async def wait_for_signal(name: str, timeout: float | timedelta | None = None, *
         finally:
             if fut in waiters:
                 waiters.remove(fut)
-    values = inst._converter.from_payloads(payloads, [type_hint] if type_hint is not None else None)
+    values = runtime.converter.from_payloads(payloads, [type_hint] if type_hint is not None else None)
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
@@ -186,7 +187,7 @@ def set_signal_handler(name: str, handler: Callable[..., Any] | None) -> None:
     Raises:
         WorkflowContextError: called outside a workflow.
     """
-    _instance("set_signal_handler").set_signal_handler(name, handler)
+    _instance("set_signal_handler").handlers.set_signal_handler(name, handler)
 
 
 def all_handlers_finished() -> bool:
@@ -201,7 +202,7 @@ def all_handlers_finished() -> bool:
     Raises:
         WorkflowContextError: called outside a workflow.
     """
-    return _instance("all_handlers_finished").all_handlers_finished()
+    return _instance("all_handlers_finished").handlers.all_handlers_finished()
 
 
 # ---------------------------------------------------------------------------- activities
@@ -483,7 +484,7 @@ class ExternalWorkflowHandle:
             WorkflowContextError: outside a workflow or in a query/validator.
         """
         inst = _instance("get_external_workflow_handle(...).signal")
-        await inst.signal_external(self.workflow_id, self.run_id, handler_name(signal), args,
+        await inst.runtime.signal_external(self.workflow_id, self.run_id, handler_name(signal), args,
                                    namespace=self.namespace).future
 
     async def cancel(self) -> None:
@@ -494,7 +495,7 @@ class ExternalWorkflowHandle:
             WorkflowContextError: outside a workflow or in a query/validator.
         """
         inst = _instance("get_external_workflow_handle(...).cancel")
-        await inst.cancel_external(self.workflow_id, self.run_id, namespace=self.namespace).future
+        await inst.runtime.cancel_external(self.workflow_id, self.run_id, namespace=self.namespace).future
 
 
 def get_external_workflow_handle(workflow_id: str, run_id: str | None = None) -> ExternalWorkflowHandle:
@@ -523,7 +524,7 @@ def side_effect(fn: Callable[[], T], *, type_hint: Any = None) -> T:
             hint = typing.get_type_hints(fn).get("return")
         except Exception:
             hint = None
-    return typing.cast(T, _instance("side_effect").side_effect(fn, hint))
+    return typing.cast(T, _instance("side_effect").runtime.side_effect(fn, hint))
 
 
 def record_marker(name: str, details: Mapping[str, Any] | None = None) -> None:
@@ -544,7 +545,7 @@ def record_marker(name: str, details: Mapping[str, Any] | None = None) -> None:
             ``SideEffect``), or a detail key that is not a non-empty string.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    _instance("record_marker").record_marker(name, details or {})
+    _instance("record_marker").runtime.record_marker(name, details or {})
 
 
 def get_version(change_id: str, min_supported: int, max_supported: int) -> int:
@@ -558,7 +559,7 @@ def get_version(change_id: str, min_supported: int, max_supported: int) -> int:
             ``[min_supported, max_supported]``; the message names ``change_id``.
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    return _instance("get_version").get_version(change_id, min_supported, max_supported)
+    return _instance("get_version").runtime.get_version(change_id, min_supported, max_supported)
 
 
 def patched(change_id: str) -> bool:
@@ -570,7 +571,7 @@ def patched(change_id: str) -> bool:
     Raises:
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    return _instance("patched").get_version(change_id, DEFAULT_VERSION, DEFAULT_VERSION + 1) > DEFAULT_VERSION
+    return _instance("patched").runtime.get_version(change_id, DEFAULT_VERSION, DEFAULT_VERSION + 1) > DEFAULT_VERSION
 
 
 def deprecate_patch(change_id: str) -> None:
@@ -579,7 +580,7 @@ def deprecate_patch(change_id: str) -> None:
     Raises:
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    _instance("deprecate_patch").deprecate_patch(change_id)
+    _instance("deprecate_patch").runtime.deprecate_patch(change_id)
 
 
 def upsert_search_attributes(attributes: Mapping[str, Any]) -> None:
@@ -588,7 +589,7 @@ def upsert_search_attributes(attributes: Mapping[str, Any]) -> None:
     Raises:
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    _instance("upsert_search_attributes").upsert_search_attributes(attributes)
+    _instance("upsert_search_attributes").runtime.upsert_search_attributes(attributes)
 
 
 def continue_as_new(*args: Any, task_queue: str | None = None, run_timeout: timedelta | None = None,
@@ -601,10 +602,10 @@ def continue_as_new(*args: Any, task_queue: str | None = None, run_timeout: time
     Raises:
         WorkflowContextError: outside a workflow or in a query/validator.
     """
-    inst = _instance("continue_as_new")
-    inst.require_commands_allowed("workflow.continue_as_new")
+    runtime = _instance("continue_as_new").runtime
+    runtime.require_commands_allowed("workflow.continue_as_new")
     wf_type = "" if workflow is None else (workflow if isinstance(workflow, str)
                                            else WorkflowDefinition.from_target(workflow).name)
     raise ContinueAsNewError(pb.ContinueAsNewWorkflowExecutionCommandAttributes(
-        workflow_type=wf_type, task_queue=task_queue or "", input=inst._converter.to_payloads(list(args)),
+        workflow_type=wf_type, task_queue=task_queue or "", input=runtime.converter.to_payloads(list(args)),
         run_timeout_ms=_ms(run_timeout)))

@@ -79,13 +79,13 @@ class WorkflowInfo:
     _continue_as_new_suggested: bool = dataclasses.field(default=False, repr=False)
 
     def _live(self) -> Any:
-        # The running instance, looked up on the loop: spindle._workflow.context (maybe_instance)
-        # names WorkflowInstance, which imports this module.
+        # The running run's WorkflowRuntime, looked up on the loop: spindle._workflow.context
+        # (maybe_instance) names WorkflowInstance, which imports this module.
         loop = running_workflow_loop()
-        inst = loop.instance if loop is not None else None
-        if inst is not None and inst._info is not None and inst._info.run_id == self.run_id \
-                and inst._info.workflow_id == self.workflow_id:
-            return inst
+        runtime = loop.instance.runtime if loop is not None and loop.instance is not None else None
+        started = runtime.info if runtime is not None else None
+        if started is not None and started.run_id == self.run_id and started.workflow_id == self.workflow_id:
+            return runtime
         return None
 
     def get_current_history_length(self) -> int:
@@ -96,8 +96,8 @@ class WorkflowInfo:
         current, even on an ``info()`` taken earlier; elsewhere it is the value when the
         info was taken. In a query it is as of the last workflow task.
         """
-        inst = self._live()
-        return int(inst.current_history_length) if inst is not None else self._history_length
+        runtime = self._live()
+        return int(runtime.current_history_length) if runtime is not None else self._history_length
 
     def is_continue_as_new_suggested(self) -> bool:
         """Whether the server suggests continuing as new (the history is getting long).
@@ -106,5 +106,5 @@ class WorkflowInfo:
         and recorded in history, so replay sees the same answer. Current inside workflow
         code, like :meth:`get_current_history_length`.
         """
-        inst = self._live()
-        return bool(inst.continue_as_new_suggested) if inst is not None else self._continue_as_new_suggested
+        runtime = self._live()
+        return bool(runtime.continue_as_new_suggested) if runtime is not None else self._continue_as_new_suggested

@@ -51,22 +51,23 @@ class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
         """False while the workflow replays (unless ``log_during_replay``), else the logger's answer."""
         if not self.log_during_replay:
             inst = maybe_instance()
-            if inst is not None and inst.is_replaying:
+            if inst is not None and inst.runtime.is_replaying:
                 return False
         return self.logger.isEnabledFor(level)
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
         """Append the workflow details to ``msg`` and put them in ``extra`` (see the class docs)."""
         inst = maybe_instance()
-        if inst is None or inst._info is None:
+        if inst is None or inst.runtime.info is None:
             return msg, kwargs
-        details = inst.logger_details()
+        runtime = inst.runtime
+        details = runtime.logger_details()
         extra: dict[str, Any] = {}
         if self.workflow_info_on_extra:
             extra.update(details)
             extra["spindle_workflow"] = dict(details)
         if self.full_workflow_info_on_extra:
-            extra["workflow_info"] = inst.workflow_info
+            extra["workflow_info"] = runtime.workflow_info
         kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
         if self.workflow_info_on_message:
             msg = f"{msg} ({details})"

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import logging
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVarTuple, Unpack
 
 from spindle.exceptions import WorkflowContextError
@@ -95,6 +96,21 @@ class WorkflowEventLoop(asyncio.AbstractEventLoop):
             handle = ready.popleft()
             if not handle._cancelled:
                 handle._run()
+
+    @contextlib.contextmanager
+    def as_running_loop(self) -> Iterator[None]:
+        """Make this loop the thread's running loop for a block (an activation, a query, an eviction).
+
+        Workflow code, the workflow API and the determinism guards find the run through it.
+        """
+        previous = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self)
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
+            asyncio.events._set_running_loop(previous)
 
     def has_ready(self) -> bool:
         """Whether a callback is waiting to run."""

@@ -41,7 +41,7 @@ class unsafe:  # noqa: N801  (lower case: the name Temporal code uses)
         Raises:
             WorkflowContextError: called outside workflow code.
         """
-        return instance("unsafe.is_replaying").is_replaying
+        return instance("unsafe.is_replaying").runtime.is_replaying
 
     @staticmethod
     def in_sandbox() -> bool:

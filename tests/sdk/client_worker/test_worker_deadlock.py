@@ -281,11 +281,11 @@ def test_only_workflow_code_is_interrupted() -> None:
 
     from spindle.converter import DataConverter
     from spindle.dsl import _runtime as dsl_runtime
-    from spindle._workflow import instance as _workflow_instance
+    from spindle._workflow.loop import WorkflowEventLoop
 
     assert _is_workflow_code(spin_until_released.__code__)  # user code (this test module)
     assert not _is_workflow_code(logging.Handler.handle.__code__)  # holds the handler's lock
     assert not _is_workflow_code(threading_mod.Event.wait.__code__)
-    assert not _is_workflow_code(_workflow_instance.WorkflowInstance._on_loop.__wrapped__.__code__)
+    assert not _is_workflow_code(WorkflowEventLoop.as_running_loop.__wrapped__.__code__)
     assert not _is_workflow_code(DataConverter.to_payloads.__code__)  # the SDK outside spindle._workflow too
     assert _is_workflow_code(dsl_runtime._delta.__code__)  # the DSL interpreter runs as workflow code
