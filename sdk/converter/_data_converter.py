@@ -1,4 +1,4 @@
-"""Data conversion: user values <-> ``Payload`` (and, through :mod:`spindle.converter._failure_converter`, exceptions <-> ``Failure``).
+"""Data conversion: user values <-> ``Payload``, exceptions <-> ``Failure`` (by ``_failure_converter``).
 
 A :class:`DataConverter` turns Python values into ``spindle.v1.Payload`` messages
 (JSON through cattrs, so dataclasses, attrs classes, enums, datetimes and typed
