@@ -11,45 +11,46 @@ from __future__ import annotations
 from spindle.common._retry_policy import RetryPolicy
 from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityHandle
 from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
-from spindle._workflow.api import (
-    DEFAULT_VERSION,
-    ExternalWorkflowHandle,
-    all_handlers_finished,
-    continue_as_new,
-    current_update_info,
-    deprecate_patch,
+from spindle._workflow.activity_calls import (
     execute_activity,
     execute_activity_method,
-    execute_child_workflow,
     execute_local_activity,
     execute_local_activity_method,
-    get_external_workflow_handle,
-    get_version,
-    in_workflow,
-    info,
-    now,
-    patched,
-    record_marker,
-    random,
-    set_signal_handler,
-    side_effect,
-    sleep,
     start_activity,
     start_activity_method,
-    start_child_workflow,
     start_local_activity,
     start_local_activity_method,
+)
+from spindle._workflow.child_calls import (
+    ExternalWorkflowHandle,
+    execute_child_workflow,
+    get_external_workflow_handle,
+    start_child_workflow,
+)
+from spindle._workflow.history_calls import (
+    continue_as_new,
+    deprecate_patch,
+    get_version,
+    patched,
+    record_marker,
+    side_effect,
     upsert_search_attributes,
-    uuid4,
+)
+from spindle._workflow.info_calls import in_workflow, info, now, random, uuid4
+from spindle._workflow.wait_calls import (
+    all_handlers_finished,
+    set_signal_handler,
+    sleep,
     wait_condition,
     wait_for_signal,
 )
 from spindle._workflow.waiting import as_completed, wait
 from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
 from spindle._workflow.guard import install as _install_guards
-from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo
+from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo, current_update_info
 from spindle._workflow.logger import LoggerAdapter, logger
 from spindle._workflow.run import ContinueAsNewError
+from spindle._workflow.runtime import DEFAULT_VERSION
 from spindle._workflow.unsafe import unsafe
 
 __all__ = [

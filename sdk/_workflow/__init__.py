@@ -4,5 +4,6 @@ The instance (``instance``) walks the history and owns the run's parts, each giv
 collaborators explicitly: ``commands`` (commands produced, and matched against history),
 ``runtime`` (the services workflow code calls; it creates the ``loop``), ``handlers``
 (signals, queries, updates), ``run`` (the run method and the closing command) and
-``fatal`` (the error that fails the task). ``api`` holds the functions of ``spindle.workflow``.
+``fatal`` (the error that fails the task). The ``*_calls`` modules are the functions of
+``spindle.workflow``, by group.
 """

@@ -105,6 +105,9 @@ _PATH_IO = {
 } | _FILE_METHODS
 # Path methods and attributes that give another path (so the result is a path too).
 _PATH_DERIVED = {"parent", "joinpath", "with_name", "with_suffix", "with_stem", "relative_to", "with_segments"}
+# The modules ``spindle.workflow`` re-exports its calls from (code may import them from there).
+_API_MODULES = ("spindle._workflow.info_calls", "spindle._workflow.wait_calls", "spindle._workflow.activity_calls",
+                "spindle._workflow.child_calls", "spindle._workflow.history_calls", "spindle._workflow.unsafe")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,7 +225,7 @@ class _Checker(ast.NodeVisitor):
             return False
         q = self._qualified_call(node)
         return q is not None and (q == f"workflow.{suffix}" or q.endswith(f".workflow.{suffix}")
-                                  or q == f"spindle._workflow.api.{suffix}" or q == f"spindle._workflow.unsafe.{suffix}")
+                                  or any(q == f"{module}.{suffix}" for module in _API_MODULES))
 
     def _is_path(self, node: ast.AST) -> bool:
         """Whether ``node`` evidently evaluates to a concrete ``pathlib.Path``."""
