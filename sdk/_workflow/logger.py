@@ -19,8 +19,21 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from spindle._workflow.context import maybe_instance
+from spindle._workflow.info import CURRENT_UPDATE, WorkflowInfo
 
-__all__ = ["LoggerAdapter", "logger"]
+__all__ = ["LoggerAdapter", "logger", "logger_details"]
+
+
+def logger_details(info: WorkflowInfo) -> dict[str, Any]:
+    """What ``workflow.logger`` adds to records: the run's identity (and the update being handled)."""
+    details: dict[str, Any] = {"attempt": info.attempt, "namespace": info.namespace, "run_id": info.run_id,
+                               "task_queue": info.task_queue, "workflow_id": info.workflow_id,
+                               "workflow_type": info.workflow_type}
+    update = CURRENT_UPDATE.get()
+    if update is not None:
+        details["update_id"] = update.id
+        details["update_name"] = update.name
+    return details
 
 
 class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -58,16 +71,16 @@ class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
         """Append the workflow details to ``msg`` and put them in ``extra`` (see the class docs)."""
         inst = maybe_instance()
-        if inst is None or inst.runtime.info is None:
+        started = inst.runtime.info if inst is not None else None
+        if inst is None or started is None:
             return msg, kwargs
-        runtime = inst.runtime
-        details = runtime.logger_details()
+        details = logger_details(started)
         extra: dict[str, Any] = {}
         if self.workflow_info_on_extra:
             extra.update(details)
             extra["spindle_workflow"] = dict(details)
         if self.full_workflow_info_on_extra:
-            extra["workflow_info"] = runtime.workflow_info
+            extra["workflow_info"] = inst.runtime.workflow_info
         kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
         if self.workflow_info_on_message:
             msg = f"{msg} ({details})"

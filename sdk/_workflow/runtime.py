@@ -41,7 +41,7 @@ from spindle._workflow.statemachines.markers import (
 )
 from spindle._workflow.statemachines.timer import TimerMachine
 from spindle._workflow.defn import handler_name
-from spindle._workflow.info import CURRENT_UPDATE, WorkflowInfo
+from spindle._workflow.info import WorkflowInfo
 from spindle._workflow.loop import DurableTimerHandle, WorkflowEventLoop
 
 __all__ = ["WorkflowRuntime", "DEFAULT_VERSION"]
@@ -149,24 +149,6 @@ class WorkflowRuntime:
     def continue_as_new_suggested(self) -> bool:
         """The server's continue-as-new suggestion on the current workflow task."""
         return self._suggest_can
-
-    def logger_details(self) -> dict[str, Any]:
-        """What ``workflow.logger`` adds to records: the run's identity (and the update being handled).
-
-        Raises:
-            WorkflowContextError: the run has not started yet.
-        """
-        if self.info is None:
-            raise WorkflowContextError("the workflow has not started yet")
-        i = self.info
-        details: dict[str, Any] = {"attempt": i.attempt, "namespace": i.namespace, "run_id": i.run_id,
-                                   "task_queue": i.task_queue, "workflow_id": i.workflow_id,
-                                   "workflow_type": i.workflow_type}
-        update = CURRENT_UPDATE.get()
-        if update is not None:
-            details["update_id"] = update.id
-            details["update_name"] = update.name
-        return details
 
     def now(self) -> datetime:
         """Workflow time: the start time of the current workflow task (aware, UTC)."""
