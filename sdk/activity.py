@@ -17,10 +17,8 @@ ones get ``asyncio.CancelledError`` at their next ``await``.
 """
 
 from spindle._activity.context import (
-    ActivityDefinition,
     ActivityInfo,
     CompleteAsyncError,
-    defn,
     heartbeat,
     in_activity,
     info,
@@ -30,6 +28,7 @@ from spindle._activity.context import (
     wait_for_cancelled,
     wait_for_cancelled_sync,
 )
+from spindle._activity.definition import ActivityDefinition, defn
 from spindle._activity.logger import LoggerAdapter, logger
 
 __all__ = [

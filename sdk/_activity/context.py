@@ -1,10 +1,11 @@
-"""Activity definitions and the activity context (what ``spindle.activity`` exposes).
+"""The activity context: what ``spindle.activity``'s calls read while an activity runs.
 
 The context is a ``contextvars`` value, so it follows an activity into the tasks it
 creates and into the thread that runs a synchronous activity; a synchronous
 activity in a process pool gets a context rebuilt in the child process. The worker
 and the test helper ``ActivityEnvironment`` both run activities with an
-:class:`ActivityContext` they build (the worker through :func:`execute`).
+:class:`ActivityContext` they build (the worker through
+:func:`~spindle._activity.execution.execute`).
 
 Cancellation reaches an async activity as ``asyncio.CancelledError`` at its next
 ``await``. A sync one sees :func:`is_cancelled` become true, and its next
@@ -16,31 +17,26 @@ was defined with ``no_thread_cancel_exception=True``.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import dataclasses
 import datetime
-import functools
-import inspect
 import logging
 import threading
 import typing
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
-from spindle.exceptions import ApplicationError, CancelledError, WorkflowContextError
+from spindle.exceptions import CancelledError, WorkflowContextError
 
 if TYPE_CHECKING:
-    from spindle._activity.shared_state import CancelEvent, SharedHeartbeatSender, SharedStateManager
+    from spindle._activity.shared_state import CancelEvent
 
 __all__ = [
-    "ActivityDefinition",
     "ActivityInfo",
     "ActivityContext",
     "CompleteAsyncError",
-    "defn",
     "info",
     "heartbeat",
     "is_cancelled",
@@ -49,96 +45,7 @@ __all__ = [
     "shield_thread_cancel_exception",
     "wait_for_cancelled",
     "wait_for_cancelled_sync",
-    "execute",
-    "bind_arguments",
 ]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-_DEFN_ATTR = "__spindle_activity_definition__"
-
-
-@dataclasses.dataclass(frozen=True)
-class ActivityDefinition:
-    """What ``@activity.defn`` attaches to a function (as ``__spindle_activity_definition__``).
-
-    Attributes:
-        name: the activity type name (the function name unless ``name=`` was given).
-        fn: the decorated function (unbound for methods).
-        is_async: ``fn`` is a coroutine function (it runs on the worker's event loop;
-            otherwise it runs in the worker's thread pool).
-        no_thread_cancel_exception: a sync activity that is cancelled is not raised
-            :class:`~spindle.exceptions.CancelledError` by ``activity.heartbeat()``;
-            it must poll ``activity.is_cancelled()``.
-    """
-
-    name: str
-    fn: Callable[..., Any]
-    is_async: bool
-    no_thread_cancel_exception: bool = False
-
-    @staticmethod
-    def from_callable(fn: Any) -> ActivityDefinition | None:
-        """The definition attached to ``fn`` (a function or bound method), or ``None``."""
-        return getattr(fn, _DEFN_ATTR, None)
-
-    @staticmethod
-    def must_from_callable(fn: Any) -> ActivityDefinition:
-        """Like :meth:`from_callable`, but raise when ``fn`` is not an activity.
-
-        Raises:
-            TypeError: ``fn`` was not decorated with ``@activity.defn``.
-        """
-        d = getattr(fn, _DEFN_ATTR, None)
-        if d is None:
-            raise TypeError(f"{getattr(fn, '__qualname__', fn)!r} is not an activity: decorate it with @activity.defn")
-        return d
-
-
-@overload
-def defn(fn: F) -> F: ...
-
-
-@overload
-def defn(*, name: str | None = None, no_thread_cancel_exception: bool = False) -> Callable[[F], F]: ...
-
-
-def defn(fn: F | None = None, *, name: str | None = None,
-         no_thread_cancel_exception: bool = False) -> F | Callable[[F], F]:
-    """Mark a function (``async def`` or plain ``def``) as an activity.
-
-    ``@activity.defn`` names the activity after the function; ``@activity.defn(name="x")``
-    chooses the name. The function itself is returned unchanged (it stays callable
-    directly, e.g. in unit tests). Plain ``def`` activities run in the worker's
-    thread pool (or its ``activity_executor``), so they may block; when cancelled,
-    their next ``activity.heartbeat()`` raises :class:`~spindle.exceptions.CancelledError`
-    unless ``no_thread_cancel_exception=True`` (then only ``activity.is_cancelled()``
-    tells).
-
-    Raises:
-        TypeError: the target is not callable, or is an async generator.
-        ValueError: ``name`` is empty.
-    """
-
-    def decorate(f: F) -> F:
-        if not callable(f):
-            raise TypeError(f"@activity.defn needs a function, got {type(f).__name__}")
-        if inspect.isasyncgenfunction(f) or inspect.isgeneratorfunction(f):
-            raise TypeError(f"activity {f.__qualname__} must not be a generator")
-        if name is not None and not name:
-            raise ValueError("activity name must not be empty")
-        target = inspect.unwrap(f)
-        is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
-            getattr(target, "__call__", None)
-        )
-        d = ActivityDefinition(name=name or f.__name__, fn=f, is_async=is_async,
-                               no_thread_cancel_exception=no_thread_cancel_exception)
-        setattr(f, _DEFN_ATTR, d)
-        return f
-
-    if fn is not None:
-        return decorate(fn)
-    return decorate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,157 +303,3 @@ def raise_complete_async() -> typing.NoReturn:
     """
     _ctx()  # validate we are in an activity
     raise CompleteAsyncError()
-
-
-# ---------------------------------------------------------------------- running
-
-
-@dataclasses.dataclass(frozen=True)
-class _Params:
-    names: tuple[str, ...]
-    hints: tuple[Any, ...]
-    required: int
-    varargs: bool
-
-
-@functools.lru_cache(maxsize=4096)
-def _params_of(fn: Callable[..., Any]) -> _Params:
-    sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(inspect.unwrap(fn))
-    except Exception:  # unresolved forward references: decode as plain JSON
-        hints = {}
-    names: list[str] = []
-    types: list[Any] = []
-    required = 0
-    varargs = False
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-            types.append(hints.get(p.name))
-            if p.default is p.empty:
-                required += 1
-        elif p.kind is p.VAR_POSITIONAL:
-            varargs = True
-    return _Params(tuple(names), tuple(types), required, varargs)
-
-
-def argument_type_hints(fn: Callable[..., Any]) -> tuple[Any, ...]:
-    """The type hints of ``fn``'s positional parameters (``None`` where unannotated)."""
-    return _params_of(fn).hints
-
-
-def bind_arguments(fn: Callable[..., Any], name: str, payload_count: int) -> tuple[Any, ...]:
-    """Check the argument count for ``fn`` and return the hints to decode them with.
-
-    Raises:
-        ApplicationError: (non-retryable, type ``"ActivityArgumentError"``) the count
-            does not fit; the message names the missing parameter.
-    """
-    p = _params_of(fn)
-    if payload_count < p.required:
-        missing = p.names[payload_count]
-        raise ApplicationError(
-            f"activity {name!r} is missing argument {missing!r}: it takes ({', '.join(p.names)}) "
-            f"but got {payload_count} argument(s)",
-            type="ActivityArgumentError",
-            non_retryable=True,
-        )
-    if payload_count > len(p.names) and not p.varargs:
-        raise ApplicationError(
-            f"activity {name!r} takes {len(p.names)} argument(s) ({', '.join(p.names)}) but got {payload_count}",
-            type="ActivityArgumentError",
-            non_retryable=True,
-        )
-    return p.hints
-
-
-def runs_in_threads(executor: concurrent.futures.Executor | None) -> bool:
-    """Whether sync activities given to ``executor`` run in this process's threads (``None``: the loop's pool)."""
-    return executor is None or isinstance(executor, concurrent.futures.ThreadPoolExecutor)
-
-
-def prepare_sync(ctx: ActivityContext, fn: Callable[..., Any]) -> None:
-    """Make ``ctx`` raise cancellation from ``heartbeat()`` unless ``fn`` opted out."""
-    d = ActivityDefinition.from_callable(fn)
-    ctx.raise_on_cancel = not (d is not None and d.no_thread_cancel_exception)
-
-
-async def execute(
-    fn: Callable[..., Any],
-    args: Sequence[Any],
-    ctx: ActivityContext,
-    *,
-    is_async: bool,
-    executor: concurrent.futures.Executor | None = None,
-    shared_state: SharedStateManager | None = None,
-) -> Any:
-    """Run one activity attempt with ``ctx`` as its context and return its result.
-
-    Async activities run as a task on the current loop (``ctx.request_cancel`` cancels
-    it). Sync ones run in ``executor`` (the loop's default executor if ``None``): in
-    a ``ThreadPoolExecutor`` with the context copied into the thread; in any other
-    executor (a ``ProcessPoolExecutor``) through :func:`_run_in_child`, with
-    heartbeats and cancellation carried by ``shared_state``, so ``fn`` and its
-    arguments must be picklable.
-
-    Raises:
-        CompleteAsyncError: the activity called ``raise_complete_async()``.
-        asyncio.CancelledError: an async activity was cancelled.
-        CancelledError: a sync activity was cancelled and its heartbeat raised it.
-        ValueError: a sync activity for a non-thread executor without ``shared_state``.
-        Exception: whatever the activity raised.
-    """
-    loop = asyncio.get_running_loop()
-    ctx._loop = loop
-    token = _current.set(ctx)
-    try:
-        if is_async:
-            task = loop.create_task(fn(*args))
-            ctx._task = task
-            if ctx.cancelled:
-                task.cancel(f"activity cancelled: {ctx.cancel_reason}")
-            return await task
-        prepare_sync(ctx, fn)
-        if runs_in_threads(executor):
-            run_ctx = contextvars.copy_context()
-            return await loop.run_in_executor(executor, functools.partial(run_ctx.run, fn, *args))
-        if shared_state is None:
-            raise ValueError(f"sync activity {ctx.info.activity_type!r} cannot run in a "
-                             f"{type(executor).__name__} without a SharedStateManager")
-        return await _execute_in_child(fn, args, ctx, executor, shared_state)
-    finally:
-        _current.reset(token)
-
-
-async def _execute_in_child(fn: Callable[..., Any], args: Sequence[Any], ctx: ActivityContext,
-                            executor: concurrent.futures.Executor | None, shared_state: SharedStateManager) -> Any:
-    loop = asyncio.get_running_loop()
-    token = ctx.info.task_token
-    event = await loop.run_in_executor(None, shared_state.new_event)
-    ctx.link_cancel_event(event)
-    sender = await shared_state.register_heartbeater(token, ctx._heartbeat)
-    try:
-        return await loop.run_in_executor(executor, functools.partial(
-            _run_in_child, ctx.info, sender, event, ctx.raise_on_cancel, fn, *args))
-    finally:
-        await shared_state.unregister_heartbeater(token)
-
-
-def _run_in_child(info: ActivityInfo, sender: SharedHeartbeatSender, cancel_event: CancelEvent,
-                  raise_on_cancel: bool, fn: Callable[..., Any], *args: Any) -> Any:
-    """Run a sync activity in an executor's child process, with a context rebuilt there.
-
-    Module-level so that it pickles; its arguments cross the process boundary.
-    """
-
-    def send(details: Sequence[Any]) -> None:
-        sender.send_heartbeat(info.task_token, *details)
-
-    ctx = ActivityContext(info, send, cancel_event=cancel_event)
-    ctx.raise_on_cancel = raise_on_cancel
-    token = _current.set(ctx)
-    try:
-        return fn(*args)
-    finally:
-        _current.reset(token)

@@ -129,7 +129,7 @@ def _activities(modules: Sequence[str]) -> list[Any]:
     Raises:
         UserModuleError: a module cannot be imported.
     """
-    from spindle._activity.context import ActivityDefinition
+    from spindle._activity.definition import ActivityDefinition
 
     found: list[Any] = []
     for name in modules:

@@ -18,7 +18,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spindle._activity.context import ActivityContext, ActivityDefinition, ActivityInfo, _current, execute, prepare_sync
+from spindle._activity.context import ActivityContext, ActivityInfo, _current
+from spindle._activity.definition import ActivityDefinition
+from spindle._activity.execution import execute, prepare_sync
 
 __all__ = ["ActivityEnvironment", "default_info"]
 

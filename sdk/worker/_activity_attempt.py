@@ -21,15 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle._activity.context import (
-    ActivityContext,
-    ActivityInfo,
-    CompleteAsyncError,
-    _current,
-    _params_of,
-    bind_arguments,
-    execute,
-)
+from spindle._activity.context import ActivityContext, ActivityInfo, CompleteAsyncError, _current
+from spindle._activity.execution import _params_of, bind_arguments, execute
 from spindle._activity.logger import EXTRA_KEY, logger_details
 from spindle._activity.shared_state import SharedStateManager
 from spindle._interceptors.worker import (

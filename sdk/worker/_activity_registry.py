@@ -16,7 +16,8 @@ import pickle
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from spindle._activity.context import ActivityDefinition, runs_in_threads
+from spindle._activity.definition import ActivityDefinition
+from spindle._activity.execution import runs_in_threads
 from spindle._activity.shared_state import SharedStateManager
 
 __all__ = ["RegisteredActivity", "check_executor", "register_activities", "sync_executor"]

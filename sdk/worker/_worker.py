@@ -184,7 +184,7 @@ class Worker:
         self._workflow_worker: WorkflowWorker | None = None
         recorder = None
         if metrics is not None:
-            from spindle._activity.context import ActivityDefinition
+            from spindle._activity.definition import ActivityDefinition
 
             recorder = metrics._bind(client.namespace, task_queue, workflow_types=defs,
                                      activity_types=[ActivityDefinition.must_from_callable(a).name for a in activities])
