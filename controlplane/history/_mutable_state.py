@@ -17,18 +17,11 @@ from typing import Any
 from spindle.controlplane.archival import BLOB_REF_ENCODING
 from spindle.api import messages_pb2 as pb
 
+from ._activity_retry_state import encode_retry_state, restore_retry_state
+from ._event_kinds import CLOSE_STATUS
 from ._pending import ActivityInfo, ChildInfo, PendingUpdate, TimerInfo, WorkflowTaskInfo
 
 RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
-
-CLOSE_STATUS = {
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: pb.WORKFLOW_EXECUTION_STATUS_COMPLETED,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: pb.WORKFLOW_EXECUTION_STATUS_FAILED,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT: pb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: pb.WORKFLOW_EXECUTION_STATUS_CANCELED,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: pb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
-    pb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: pb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
-}
 
 
 class MutableState:
@@ -132,41 +125,15 @@ class MutableState:
 
     # ------------------------------------------------------------------ retry state (execution row)
     def activity_retry_state(self) -> bytes:
-        """The retry state of the pending activities past their first attempt (b"" when none).
+        """The retry state of the pending activities past their first attempt, for the execution row (b"" when none).
 
-        Retried attempts write no events, so this is kept on the execution row with every
-        write of it; ``load_activity_retry_state`` puts it back after the history is replayed.
+        Retried attempts write no events (``_activity_retry_state``).
         """
-        retrying = [a for a in self.activities.values() if a.attempt > 1]
-        if not retrying:
-            return b""
-        out = pb.ActivityRetryState()
-        for a in retrying:
-            item = out.activities.add(scheduled_event_id=a.scheduled_event_id, attempt=a.attempt,
-                                      attempt_scheduled_time_ms=a.attempt_scheduled_time_ms,
-                                      last_worker_identity=a.last_worker_identity)
-            if a.last_failure is not None:
-                item.last_failure.CopyFrom(a.last_failure)
-        return out.SerializeToString()
+        return encode_retry_state(self.activities)
 
     def load_activity_retry_state(self, raw: bytes) -> None:
-        """Restore what ``activity_retry_state`` saved (after the events were applied).
-
-        Histories written before retried attempts stopped writing events carry the count in
-        their IN_PROGRESS failure events; the row's state, when later, wins.
-        """
-        if not raw:
-            return
-        state = pb.ActivityRetryState()
-        state.ParseFromString(raw)
-        for item in state.activities:
-            info = self.activities.get(item.scheduled_event_id)
-            if info is None or item.attempt < info.attempt:
-                continue
-            info.attempt = item.attempt
-            info.attempt_scheduled_time_ms = item.attempt_scheduled_time_ms
-            info.last_worker_identity = item.last_worker_identity
-            info.last_failure = item.last_failure if item.HasField("last_failure") else None
+        """Restore what ``activity_retry_state`` saved (after the events were applied)."""
+        restore_retry_state(self.activities, raw)
 
     def buffered_bytes(self) -> int:
         """Serialized bytes of the events buffered behind the running workflow task.
@@ -385,39 +352,4 @@ _HANDLERS: dict[int, Any] = {
     pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: MutableState._update_completed,
 }
 
-#: Events after which the workflow must run a new workflow task.
-WAKES_WORKFLOW = frozenset(
-    {
-        pb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
-        pb.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
-        pb.EVENT_TYPE_TIMER_FIRED,
-        pb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
-        pb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
-        pb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT,
-        pb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED,
-        pb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
-        pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED,
-        pb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
-        pb.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
-    }
-)
-
-
-def wakes_workflow(e: pb.HistoryEvent) -> bool:
-    """Whether ``e`` needs the workflow code to run (final activity failures do; retries don't)."""
-    t = e.event_type
-    if t in WAKES_WORKFLOW:
-        return True
-    if t == pb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-        return e.activity_task_failed_event_attributes.retry_state != pb.RETRY_STATE_IN_PROGRESS
-    if t == pb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-        return e.activity_task_timed_out_event_attributes.retry_state != pb.RETRY_STATE_IN_PROGRESS
-    return False
-
-
-__all__ = ["CLOSE_STATUS", "MutableState", "RUNNING", "WAKES_WORKFLOW", "wakes_workflow"]
+__all__ = ["MutableState", "RUNNING"]

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from spindle.api import messages_pb2 as pb
 
-from ._mutable_state import MutableState, wakes_workflow
+from ._event_kinds import wakes_workflow
+from ._mutable_state import MutableState
 from ._tasks import Task
 
 if TYPE_CHECKING:

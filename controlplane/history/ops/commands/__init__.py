@@ -21,7 +21,7 @@ Adding a command: its handler in the module of its kind, and a line in ``HANDLER
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane._field_rules import find_problem
@@ -39,7 +39,10 @@ from .closing import (
     CONTINUE_AS_NEW_WORKFLOW_EXECUTION,
     FAIL_WORKFLOW_EXECUTION,
 )
-from .external import REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION, SIGNAL_EXTERNAL_WORKFLOW_EXECUTION
+from .external import (
+    REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION,
+    SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
+)
 from .handler import CommandHandler, Validation
 from .markers import RECORD_MARKER
 from .search_attributes import UPSERT_WORKFLOW_SEARCH_ATTRIBUTES

@@ -33,7 +33,7 @@ class Validation:
         accepted_updates: updates the run accepted, and those the task's earlier commands accept.
     """
 
-    __slots__ = ("ctx", "state", "max_id", "activity_ids", "timers", "accepted_updates")
+    __slots__ = ("accepted_updates", "activity_ids", "ctx", "max_id", "state", "timers")
 
     def __init__(self, ctx: HistoryContext, st: MutableState) -> None:
         self.ctx = ctx
@@ -83,7 +83,6 @@ class CommandHandler:
 
 def nothing_to_check(a: Any, where: str, v: Validation) -> None:
     """The check of a command with no rule of its own (its fields still meet the field rules)."""
-    return None
 
 
 def own_namespace(v: Validation, a: Any) -> Namespace | None:
