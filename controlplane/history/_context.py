@@ -99,7 +99,7 @@ class HistoryContext:
         commit: the commit path (``await ctx.commit(txn)``, see ``_commit``).
         write_background: a write nobody waits for (``Committer.apply_background``).
         metrics: where the operations record metrics (None: not recorded; ``HistoryEngine.attach_metrics``).
-        schedule_locks: serialize the changes to one schedule in this engine (``ops.schedule.lock``).
+        schedule_locks: serialize the changes to one schedule in this engine (``ops.schedule_record.lock``).
     """
 
     store: Store

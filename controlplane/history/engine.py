@@ -43,7 +43,7 @@ from .ops import activity_task, close, poll, workflow_task, workflow_task_comple
 from .ops import describe as describe_op
 from .ops import query as query_op
 from .ops import reset as reset_op
-from .ops import schedule as schedule_op
+from .ops import schedule_requests as schedule_op
 from .ops import signal as signal_op
 from .ops import start as start_op
 from .ops import update as update_op
@@ -277,7 +277,7 @@ class HistoryEngine:
         """Update a run and wait for the outcome (see ``ops.update``); Unavailable if its shard is handed over meanwhile."""
         return self._shards.while_owned(ns.id, req.workflow_execution.workflow_id, update_op.update(self.context, ns, req))
 
-    # ------------------------------------------------------------------ schedules (ops.schedule)
+    # ------------------------------------------------------------------ schedules (ops.schedule_requests)
     def create_schedule(self, ns: Namespace, req: svc.CreateScheduleRequest) -> Awaitable[svc.CreateScheduleResponse]:
         """Create a schedule on the shard of its id (checked by the frontend)."""
         return schedule_op.create(self.context, ns, req)
