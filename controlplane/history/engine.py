@@ -25,6 +25,7 @@ from spindle.controlplane.matching import Matching, TaskRef
 from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import Store
 
+from . import _time_skipping as time_skipping
 from ._admission import StartAdmission
 from ._background import Background
 from ._backlog import Backlog
@@ -35,7 +36,7 @@ from ._cross_shard import LocalCrossShard
 from ._executors import execute_timer, execute_transfer
 from ._outstanding import OutstandingTasks
 from ._shard import Shard, ShardController
-from ._tasks import TM_RETENTION, TM_USER_TIMER, Task
+from ._tasks import TM_USER_TIMER, Task
 from ._timer_queue import TimerQueue
 from ._tokens import StartNonces, TaskTokens
 from ._transfer_queue import TransferQueue
@@ -360,37 +361,12 @@ class HistoryEngine:
         return self.context.background.in_flight
 
     def is_idle(self, *, count_activities: bool = True) -> bool:
-        """No task handed to a worker is unfinished, no task waits in a queue, no write or timer firing is in flight.
+        """Nothing in progress, so the time-skipping clock may move (see ``_time_skipping.is_idle``)."""
+        return time_skipping.is_idle(self.context, count_activities=count_activities)
 
-        (Query tasks do not count.) The time-skipping test environment moves the clock
-        only when this holds. With ``count_activities=False`` running activity attempts do
-        not count (``env.sleep`` moves time while activities run: a hung activity's
-        start-to-close timeout must fire in virtual time).
-        """
-        background = self.context.background
-        busy = self.outstanding.total if count_activities else self.outstanding.workflow_tasks
-        if busy or background.in_flight or self.matching.total_backlog(ignore_queries=True):
-            return False
-        return not background.busy
-
-    async def next_timer_ms(self) -> int | None:
-        """The fire time of the earliest durable timer of any shard, or None when there is none.
-
-        Retention timers count only once due: they are housekeeping, so automatic time
-        skipping never jumps to one (closed runs would vanish under a test), but a due
-        one is still waited for.
-        """
-        now = self.clock.now_ms()
-
-        def counts(fire_ms: int, t: Task) -> bool:
-            return t.kind != TM_RETENTION or fire_ms <= now
-
-        best: int | None = None
-        for shard in list(self._shards.owned.values()):
-            found = await shard.timers.next_fire_ms(counts)
-            if found is not None and (best is None or found < best):
-                best = found
-        return best
+    def next_timer_ms(self) -> Awaitable[int | None]:
+        """The fire time of the earliest durable timer of any shard (retention timers once due), or None."""
+        return time_skipping.next_timer_ms(self.context)
 
     def wake_timers(self) -> None:
         """Re-check due timers now (after the clock moved)."""
