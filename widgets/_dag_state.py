@@ -36,7 +36,8 @@ from typing import Any
 
 import networkx as nx
 
-from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._graph_model import HistoryGraphBuilder
+from spindle.widgets._graph_nodes import GraphNode
 from spindle.widgets._payloads import decode_payloads
 
 __all__ = ["StepState", "dag_graph", "dag_json_from_history", "records_step_markers", "step_states", "STEP_STATES"]

@@ -15,7 +15,8 @@ import networkx as nx
 from spindle.client import History
 from spindle.widgets._background import Runner
 from spindle.widgets._export import export_html
-from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._graph_model import HistoryGraphBuilder
+from spindle.widgets._graph_nodes import GraphNode
 from spindle.widgets._history_render import describe_node, history_svg
 from spindle.widgets._live import FollowsExecution, HistoryFeed
 from spindle.widgets._sources import codecs_for, is_handle, load_history

@@ -8,7 +8,8 @@ from typing import Any
 
 import networkx as nx
 
-from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._graph_model import HistoryGraphBuilder
+from spindle.widgets._graph_nodes import GraphNode
 from spindle.widgets._payloads import failure_text, format_value, truncate
 from spindle.widgets._svg import Shape, escape, render_graph
 

@@ -13,7 +13,8 @@ import math
 
 from collections.abc import Callable
 
-from spindle.widgets._graph_model import GraphNode, HistoryGraphBuilder
+from spindle.widgets._graph_model import HistoryGraphBuilder
+from spindle.widgets._graph_nodes import GraphNode
 from spindle.widgets._svg import PALETTE, escape
 
 __all__ = ["timeline_svg"]

@@ -7,7 +7,12 @@ import gzip
 import re
 
 from spindle.client import History
+from spindle.widgets._graph_activity_events import ActivityEvents
+from spindle.widgets._graph_builder_state import BuilderState
+from spindle.widgets._graph_command_events import CommandEvents
+from spindle.widgets._graph_message_events import MessageEvents
 from spindle.widgets._graph_model import HistoryGraphBuilder, build_graph
+from spindle.widgets._graph_workflow_events import WorkflowEvents
 from spindle.widgets._history_render import collapse_workflow_tasks, history_svg
 from spindle.widgets._payloads import decode_payload, failure_text
 from spindle.widgets._timeline import timeline_svg
@@ -103,6 +108,14 @@ def test_incremental_feeding_matches_whole_history(kitchen: History) -> None:
     assert set(step.graph.nodes) == set(whole.graph.nodes)
     assert set(step.graph.edges) == set(whole.graph.edges)
     assert [n.status for n in step.nodes()] == [n.status for n in whole.nodes()]
+
+
+def test_each_event_type_has_one_handler_group() -> None:
+    # The builder merges the groups' tables: an event type claimed twice would silently go to the last group.
+    state = BuilderState("w", "r")
+    tables = [group(state).handlers() for group in (WorkflowEvents, ActivityEvents, MessageEvents, CommandEvents)]
+    names = [name for table in tables for name in table]
+    assert len(names) == len(set(names)) == 42
 
 
 def test_running_dsl_history_has_open_nodes() -> None:
