@@ -5,7 +5,7 @@ Modes:
                      driver as three separate processes (gRPC between them).
   --mode embedded    one process: Client.connect("embedded:FILE") with the worker in-process.
 
-Workloads match the peers' anchor benchmark (../shared/anchors): W1 = 1,000 workflows of 3
+Workloads match the peers' benchmark (figures in bench/RESULTS.md): W1 = 1,000 workflows of 3
 sequential activities with at most 100 in flight, then an open-loop rate at half the measured
 maximum for 20 s; W2 = 2,000 workflows sleeping 2 s; W3 = 500 workflows parked on a signal,
 one signal each (burst), and W3-seq = single signals on an idle server.
