@@ -1,4 +1,4 @@
-"""The control plane's Prometheus metrics (DESIGN.md section 9), and the HTTP port that exposes them.
+"""The control plane's Prometheus metrics (docs/OBSERVABILITY.md), and the HTTP port that exposes them.
 
 One :class:`ServerMetrics` per control plane, each with its own ``CollectorRegistry``, so
 that several control planes in one process (tests, embedded instances) never share or
