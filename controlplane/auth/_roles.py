@@ -1,4 +1,4 @@
-"""The four per-namespace roles and what each allows (DESIGN.md section 7).
+"""The four per-namespace roles and what each allows (docs/SECURITY.md).
 
 A role is a set of permissions, not a rung on a ladder: ``worker`` and ``writer`` both
 include ``reader`` but neither includes the other (a worker's key cannot start or
