@@ -134,7 +134,7 @@ POLICY: dict[str, Rule] = {
     # a repair that ends a run and makes another: audited like an admin action
     "ResetWorkflowExecution": Rule(Scope.NAMESPACE, WRITE, _ns("namespace"), audit=True,
                                    target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
-    # schedules (DESIGN.md section 7: writer for changes, reader to look)
+    # schedules (docs/SECURITY.md: writer for changes, reader to look)
     "CreateSchedule": _in_ns(WRITE),
     "UpdateSchedule": _in_ns(WRITE),
     "PatchSchedule": _in_ns(WRITE),
