@@ -65,8 +65,8 @@ class ControlPlane:
 
     ``auth`` says how callers over the network are authenticated (default: not at all, as
     ``start-dev`` runs); its task-token keys apply either way. ``metrics`` (a
-    :class:`ServerMetrics`, its own registry) makes it record the server metrics (DESIGN.md
-    section 9); None (the default, and the embedded mode's) records none.
+    :class:`ServerMetrics`, its own registry) makes it record the server metrics
+    (docs/OBSERVABILITY.md); None (the default, and the embedded mode's) records none.
     """
 
     def __init__(self, store: Store, config: ServerConfig | None = None, clock: Clock | None = None,
