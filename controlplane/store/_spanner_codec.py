@@ -1,7 +1,7 @@
 """Converting between the store's rows and Cloud Spanner values.
 
 The Python client sends ``bytes`` as-is where Spanner expects base64 text, and
-returns BYTES columns as base64 text (reference/INFRA.md, "BYTES"): every BYTES
+returns BYTES columns as base64 text (docs/STORAGE.md, Cloud Spanner): every BYTES
 value goes through ``enc``/``dec`` here, never anywhere else.
 """
 
