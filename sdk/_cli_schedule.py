@@ -1,4 +1,4 @@
-"""``spindle schedule create|describe|list|pause|unpause|trigger|backfill|delete`` (DESIGN.md sections 5 and 8).
+"""``spindle schedule create|describe|list|pause|unpause|trigger|backfill|delete`` (docs/SCHEDULES.md).
 
 Registered into the ``spindle`` command through the ``spindle.cli`` entry points. Every
 verb takes the connection flags of the other client commands (``--address``,
