@@ -1,4 +1,4 @@
-"""Schedules from the client: ``create_schedule``, ``ScheduleHandle``, ``list_schedules`` (DESIGN.md section 8).
+"""Schedules from the client: ``create_schedule``, ``ScheduleHandle``, ``list_schedules`` (docs/SCHEDULES.md).
 
 Shaped as Temporal's ``temporalio.client`` schedule calls. ``Client.create_schedule`` /
 ``get_schedule_handle`` / ``list_schedules`` are thin methods over the functions here.
