@@ -200,7 +200,7 @@ async def _start_and_wait(args: argparse.Namespace, workflow: DslWorkflow, start
 
 
 # ---------------------------------------------------------------------- dsl schedule
-_SCHEDULE_HELP = """``spindle dsl schedule FILE`` puts a YAML workflow on a schedule (DESIGN.md section 8).
+_SCHEDULE_HELP = """``spindle dsl schedule FILE`` puts a YAML workflow on a schedule (docs/SCHEDULES.md).
 
 The schedule starts the document's workflow type with the compiled DAG and the inputs
 (as ``spindle dsl run`` does), so each run keeps the DAG it was scheduled with; a worker
