@@ -1,4 +1,4 @@
-"""Worker metrics (``spindle_worker_*``, DESIGN.md section 9) through ``prometheus_client``.
+"""Worker metrics (``spindle_worker_*``, docs/OBSERVABILITY.md) through ``prometheus_client``.
 
 :class:`WorkerMetrics` names a ``CollectorRegistry`` (prometheus_client's default one
 unless given); every :class:`~spindle.worker.Worker` created with ``metrics=`` records into it.
