@@ -1,6 +1,6 @@
 """Tracing with ``spindle.contrib.opentelemetry.TracingInterceptor``, as temporalio's
 ``temporalio.contrib.opentelemetry`` is used: one trace per start, the pinned span names
-(DESIGN.md section 9), and no span twice when a run replays on a new worker.
+(docs/OBSERVABILITY.md), and no span twice when a run replays on a new worker.
 """
 
 from __future__ import annotations
