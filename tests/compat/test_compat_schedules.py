@@ -3,7 +3,7 @@
 Each test creates schedules through ``client.create_schedule`` on a time-skipping
 environment: the schedule fires from the control plane's durable timer queue on the
 environment's virtual clock, so three days of hourly runs take a second. Runs carry the
-pinned ids ``{action id}-{YYYY-MM-DDTHH:MM:SSZ}`` (DESIGN.md section 8).
+pinned ids ``{action id}-{YYYY-MM-DDTHH:MM:SSZ}`` (docs/SCHEDULES.md).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ async def test_update_replaces_the_schedule_from_its_description() -> None:
         await handle.update(nothing)
         assert (await handle.describe()).schedule == desc.schedule
 
-        # DESIGN.md's form: a plain Schedule returned from a lambda
+        # docs/SCHEDULES.md's form: a plain Schedule returned from a lambda
         await handle.update(lambda inp: dataclasses.replace(inp.schedule, state=ScheduleState(paused=True)))
         assert (await handle.describe()).schedule.state.paused
 
