@@ -1,4 +1,4 @@
-"""Tracing across a worker process killed with SIGKILL (DESIGN.md section 9, issue 18's tracing test).
+"""Tracing across a worker process killed with SIGKILL (docs/OBSERVABILITY.md, issue 18's tracing test).
 
 One workflow with an activity and a child runs on a worker *process*; the process is killed
 (kill -9) while the run waits for a signal, and a new process takes over, so the run replays
