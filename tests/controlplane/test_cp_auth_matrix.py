@@ -1,4 +1,4 @@
-"""Every RPC of the wire API against every caller that must be refused (issue 15; DESIGN.md section 7).
+"""Every RPC of the wire API against every caller that must be refused (issue 15; docs/SECURITY.md).
 
 The RPCs come from the service descriptor: a new RPC fails ``test_every_rpc_of_the_service_is_in_the_matrix``
 until it is given a request and the role it needs here (and a rule in ``auth._rpc_policy``).
@@ -6,7 +6,7 @@ until it is given a request and the role it needs here (and a rule in ``auth._rp
 Callers: none (no credentials), wrong keys (unknown id, right id with a wrong secret,
 malformed, another scheme), an expired key, a revoked key (both system_admin: nothing
 about them may still work), the admin of another namespace, and every role of the
-target namespace that lacks the permission. Each gets the status DESIGN.md gives
+target namespace that lacks the permission. Each gets the status docs/SECURITY.md gives
 (UNAUTHENTICATED / PERMISSION_DENIED) and the store is unchanged, row for row.
 ``test_with_the_role_it_needs_the_call_goes_through`` sends the same requests with the
 smallest sufficient key: they pass the check, and those that write change the store
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.timeout(180)
 
 U, PD, OK = grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.OK
 
-#: What each RPC needs on its namespace (ns-a), from DESIGN.md section 7. ``public``: no credentials
+#: What each RPC needs on its namespace (ns-a), from docs/SECURITY.md. ``public``: no credentials
 #: needed; ``any``: any valid key (the answer is narrowed to the caller's namespaces); ``key_admin``:
 #: system_admin or a namespace admin (for keys on its namespaces); ``system_admin``.
 NEEDS: dict[str, str] = {
@@ -205,7 +205,7 @@ def wrong_credentials(w: World) -> dict[str, tuple[tuple[str, str], ...]]:
 def test_every_rpc_of_the_service_is_in_the_matrix() -> None:
     names = [m.name for m in svc.DESCRIPTOR.services_by_name["WorkflowService"].methods]
     assert tuple(names) == SERVICE_RPCS
-    assert sorted(NEEDS) == sorted(names), "give every RPC its role here (DESIGN.md section 7)"
+    assert sorted(NEEDS) == sorted(names), "give every RPC its role here (docs/SECURITY.md)"
 
 
 @pytest.mark.parametrize("rpc", SERVICE_RPCS)
