@@ -1,4 +1,4 @@
-"""Secure by default (issue 15; DESIGN.md section 7), as an operator meets it on the command line.
+"""Secure by default (issue 15; docs/SECURITY.md), as an operator meets it on the command line.
 
 - ``spindle server start --config`` refuses a file without ``auth:``; ``auth: {mode: none}``
   must be written out to run open.
