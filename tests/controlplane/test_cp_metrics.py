@@ -1,4 +1,4 @@
-"""Server metrics (DESIGN.md section 9): scraped over HTTP from /metrics and parsed with prometheus_client's parser."""
+"""Server metrics (docs/OBSERVABILITY.md): scraped over HTTP from /metrics and parsed with prometheus_client's parser."""
 
 from __future__ import annotations
 
