@@ -1,4 +1,4 @@
-"""The public schedule types (issue 17, DESIGN.md section 8): shapes, defaults and checks."""
+"""The public schedule types (issue 17, docs/SCHEDULES.md): shapes, defaults and checks."""
 
 from __future__ import annotations
 
