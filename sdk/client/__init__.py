@@ -9,15 +9,11 @@ from spindle.client._api_keys import ApiKey
 from spindle.client._batch import BatchOperationSummary
 from spindle.client._reset import ResetType
 from spindle.common._history import History, HistoryEvent
-from spindle.client._client import (
-    AsyncActivityHandle,
-    Client,
-    NamespaceDescription,
-    PendingActivity,
-    PendingChild,
-    WorkflowExecutionDescription,
-    WorkflowHandle,
-)
+from spindle.client._async_activity import AsyncActivityHandle
+from spindle.client._client import Client
+from spindle.client._namespaces import NamespaceDescription
+from spindle.client._workflow_description import PendingActivity, PendingChild, WorkflowExecutionDescription
+from spindle.client._workflow_handle import WorkflowHandle
 from spindle._interceptors.client import (
     Interceptor,
     OutboundInterceptor,

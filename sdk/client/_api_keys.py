@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
 
 from spindle.api import service_pb2 as svc
 
@@ -124,4 +126,30 @@ def create_request(name: str, grants: Mapping[str, str] | None, system_admin: bo
     return svc.CreateApiKeyRequest(name=name, grants=roles, system_admin=system_admin, ttl_ms=ttl_ms)
 
 
-__all__ = ["ApiKey", "MetadataStub", "check_api_key", "create_request"]
+class ApiKeyClient(Protocol):
+    """What the key calls use of a :class:`spindle.client.Client` (which imports this module)."""
+
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
+                   not_found: str = "workflow") -> Any: ...
+
+
+async def create_api_key(client: ApiKeyClient, name: str, *, grants: Mapping[str, str] | None, system_admin: bool,
+                         expires: datetime.timedelta | datetime.datetime | None) -> ApiKey:
+    """See :meth:`spindle.client.Client.create_api_key`: the returned key carries its ``secret``."""
+    resp = await client._rpc("CreateApiKey", create_request(name, grants, system_admin, expires), not_found="rpc")
+    return ApiKey.from_proto(resp.key, secret=resp.secret)
+
+
+async def list_api_keys(client: ApiKeyClient) -> list[ApiKey]:
+    """See :meth:`spindle.client.Client.list_api_keys`."""
+    resp = await client._rpc("ListApiKeys", svc.ListApiKeysRequest(), not_found="rpc")
+    return [ApiKey.from_proto(k) for k in resp.keys]
+
+
+async def revoke_api_key(client: ApiKeyClient, id: str) -> None:
+    """See :meth:`spindle.client.Client.revoke_api_key`."""
+    await client._rpc("RevokeApiKey", svc.RevokeApiKeyRequest(id=id), not_found="rpc")
+
+
+__all__ = ["ApiKey", "ApiKeyClient", "MetadataStub", "check_api_key", "create_api_key", "create_request",
+           "list_api_keys", "revoke_api_key"]

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from spindle.common._retry_policy import RetryPolicy
+from spindle.client._definitions import START_ARGS_ATTR
 from spindle.client._schedule_checks import check_cron_expression, check_time_zone_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,8 +47,6 @@ __all__ = [
 
 _UTC = timezone.utc
 _SECOND = timedelta(seconds=1)
-# The DSL's start-argument hook, looked up by name as the client does (spindle.client._client).
-_START_ARGS_ATTR = "__spindle_start_args__"
 
 
 class ScheduleOverlapPolicy(enum.IntEnum):
@@ -319,7 +318,7 @@ class ScheduleActionStartWorkflow:
                                  "as args=[...], not both")
             positional = positional or tuple(args)
         name = _workflow_type_name(workflow)
-        prepare = None if isinstance(workflow, str) else getattr(workflow, _START_ARGS_ATTR, None)
+        prepare = None if isinstance(workflow, str) else getattr(workflow, START_ARGS_ATTR, None)
         if prepare is not None:
             positional = tuple(prepare(positional))
         set_ = object.__setattr__

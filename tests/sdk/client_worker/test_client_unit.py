@@ -8,7 +8,9 @@ import pytest
 from _cw_fakes import FakeRpcError
 from spindle.api import service_pb2 as svc
 from spindle.client import Client
-from spindle.client._client import _sa_type_name, _sa_type_value, map_rpc_error
+from spindle.client._namespaces import search_attribute_type_name as _sa_type_name
+from spindle.client._namespaces import search_attribute_type_value as _sa_type_value
+from spindle.client._rpc import map_rpc_error
 from spindle.exceptions import NamespaceNotFoundError, RPCError, WorkflowNotFoundError
 
 

@@ -1,0 +1,156 @@
+"""The end of a client's interceptor chain: :class:`_ClientOutboundImpl` makes the RPCs.
+
+``Client.start_workflow`` and a handle's ``signal`` / ``query`` / ``start_update`` build an input
+(``spindle.client.StartWorkflowInput`` ...) and pass it down the chain of the client's
+interceptors; the last link is this class, which turns the input into the request, encodes its
+payloads with the client's codec chain and sends it (as temporalio's ``_ClientImpl`` does).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import grpc
+import grpc.aio
+
+from spindle import exceptions as E
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.client._retry_delay import call_with_retries, retry_delay
+from spindle.client._rpc import RETRY_BUDGET, duration_ms, map_rpc_error
+from spindle.client._update import WorkflowUpdateHandle, send_update
+from spindle.client._workflow_handle import WorkflowClient, WorkflowHandle
+from spindle.common._search_attributes import search_attributes_to_payloads
+from spindle.converter._data_converter import DataConverter
+from spindle._interceptors.client import (
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    SignalWorkflowInput,
+    StartWorkflowInput,
+    StartWorkflowUpdateInput,
+)
+
+__all__ = ["OutboundClient", "_ClientOutboundImpl"]
+
+
+class OutboundClient(WorkflowClient, Protocol):
+    """What the chain's end uses of a :class:`spindle.client.Client` (which imports this module)."""
+
+    _stub: Any
+
+
+def _payload_map(converter: DataConverter, values: Mapping[str, Any] | None) -> dict[str, pb.Payload]:
+    if not values:
+        return {}
+    return {k: converter.to_payload(v) for k, v in values.items()}
+
+
+def _execution(id: str, run_id: str | None) -> pb.WorkflowExecution:
+    """The execution an input addresses: its run, or the latest run of its id (no run id)."""
+    return pb.WorkflowExecution(workflow_id=id, run_id=run_id or "")
+
+
+class _ClientOutboundImpl(OutboundInterceptor):
+    """The end of a client's interceptor chain: the client's own calls."""
+
+    def __init__(self, client: OutboundClient) -> None:  # noqa: D107 - no next: this is the end
+        self._client = client
+
+    async def start_workflow(self, input: StartWorkflowInput) -> WorkflowHandle[Any]:
+        """Start (or signal-with-start) the run; the handle targets the run started (or signalled)."""
+        client = self._client
+        name, id = input.workflow, input.id
+        conv = client.data_converter
+        start = svc.StartWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_id=id,
+            workflow_type=name,
+            task_queue=input.task_queue,
+            input=conv.to_payloads(input.args),
+            execution_timeout_ms=duration_ms(input.execution_timeout),
+            run_timeout_ms=duration_ms(input.run_timeout),
+            task_timeout_ms=duration_ms(input.task_timeout),
+            identity=client.identity,
+            request_id=input.request_id or str(uuid.uuid4()),
+            workflow_id_reuse_policy=int(input.id_reuse_policy),  # type: ignore[arg-type]
+            workflow_id_conflict_policy=int(input.id_conflict_policy),  # type: ignore[arg-type]
+            workflow_start_delay_ms=duration_ms(input.start_delay),
+            cron_schedule=input.cron_schedule,
+        )
+        for k, v in _payload_map(conv, input.memo).items():
+            start.memo.fields[k].CopyFrom(v)
+        for k, v in search_attributes_to_payloads(input.search_attributes, conv).items():
+            start.search_attributes.indexed_fields[k].CopyFrom(v)
+        for k, v in input.headers.items():
+            start.header.fields[k].CopyFrom(v)
+        try:
+            if input.start_signal is not None:
+                req_sws = svc.SignalWithStartWorkflowExecutionRequest(
+                    start=start, signal_name=input.start_signal, signal_input=conv.to_payloads(input.start_signal_args))
+                await client._encode(req_sws, start.workflow_id)
+                # retried while throttled: the request id makes a repeated start count once
+                resp: Any = await call_with_retries(client._stub.SignalWithStartWorkflowExecution, req_sws,
+                                                    budget=RETRY_BUDGET)
+            else:
+                await client._encode(start)
+                resp = await call_with_retries(client._stub.StartWorkflowExecution, start, budget=RETRY_BUDGET)
+        except grpc.aio.AioRpcError as e:
+            mapped = map_rpc_error(e, workflow_id=id, workflow_type=name)
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS and not isinstance(mapped, E.WorkflowAlreadyStartedError):
+                mapped = E.WorkflowAlreadyStartedError(e.details() or "workflow already started", workflow_id=id,
+                                                       workflow_type=name)
+            raise mapped from e
+        return WorkflowHandle(client, id, run_id=resp.run_id, result_run_id=resp.run_id,
+                              first_execution_run_id=resp.run_id, result_type=input.result_type,
+                              target_run=False)
+
+    async def signal_workflow(self, input: SignalWorkflowInput) -> None:
+        """Send the signal, with a request id so that a retried send is delivered once."""
+        client = self._client
+        req = svc.SignalWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=_execution(input.id, input.run_id),
+            signal_name=input.signal, input=client.data_converter.to_payloads(input.args), identity=client.identity,
+            request_id=str(uuid.uuid4()))
+        for k, v in input.headers.items():
+            req.header.fields[k].CopyFrom(v)
+        await client._encode(req)
+        await client._rpc("SignalWorkflowExecution", req)
+
+    async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+        """Ask the query; a failure of the query itself is a ``QueryFailedError``, the server's an ``RPCError``."""
+        client = self._client
+        req = svc.QueryWorkflowRequest(
+            namespace=client.namespace, execution=_execution(input.id, input.run_id),
+            query=pb.WorkflowQuery(query_type=input.query, query_args=client.data_converter.to_payloads(input.args)),
+            timeout_ms=duration_ms(input.timeout))
+        for k, v in input.headers.items():
+            req.query.header.fields[k].CopyFrom(v)
+        await client._encode(req)
+        try:
+            resp = await call_with_retries(client._stub.QueryWorkflow, req, budget=RETRY_BUDGET)
+        except grpc.aio.AioRpcError as e:
+            mapped = map_rpc_error(e)
+            if isinstance(mapped, (E.WorkflowNotFoundError, E.NamespaceNotFoundError)) and "query" not in \
+                    mapped.message.lower():
+                raise mapped from e
+            if mapped.status in ("UNAVAILABLE", "UNAUTHENTICATED", "PERMISSION_DENIED") or retry_delay(e) is not None:
+                raise mapped from e  # not the query's failure: the server's (a throttle outlasted the retries)
+            raise E.QueryFailedError(mapped.message) from e
+        await client._decode(resp, input.id)
+        values = client.data_converter.from_payloads(resp.query_result, [input.result_type])
+        return values[0] if values else None
+
+    async def start_workflow_update(self, input: StartWorkflowUpdateInput) -> WorkflowUpdateHandle[Any]:
+        """Send the update and wait until it reached ``input.wait_for_stage``."""
+        client = self._client
+        req = svc.UpdateWorkflowExecutionRequest(
+            namespace=client.namespace, workflow_execution=_execution(input.id, input.run_id),
+            request=pb.UpdateRequest(update_id=input.update_id, name=input.update,
+                                     input=client.data_converter.to_payloads(list(input.args)),
+                                     identity=client.identity))
+        for k, v in input.headers.items():
+            req.request.header.fields[k].CopyFrom(v)
+        return await send_update(client, req, stage=input.wait_for_stage, result_type=input.result_type,
+                                 rpc_timeout=input.rpc_timeout)
