@@ -505,7 +505,7 @@ class Client:
         memo: Mapping[str, Any] | None = None,
         search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
     ) -> ScheduleHandle:
-        """Create a schedule and return its handle (DESIGN.md section 8; Temporal's ``create_schedule``).
+        """Create a schedule and return its handle (docs/SCHEDULES.md; Temporal's ``create_schedule``).
 
         The schedule lives in the control plane: from now on it starts, at each due time,
         the workflow ``{action id}-{due time in UTC, YYYY-MM-DDTHH:MM:SSZ}``.
