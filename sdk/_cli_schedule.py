@@ -27,7 +27,7 @@ from typing import Any
 
 from spindle._cli import _codec_option, _common, _json_arg, _run, _UserError
 from spindle.client._client import Client
-from spindle.client._schedule_checks import check_cron_expression, check_time_zone_name
+from spindle.api._schedule_rules import check_cron_expression, check_time_zone_name
 from spindle.client._schedule_description import ScheduleActionResult, ScheduleDescription, ScheduleListEntry
 from spindle.client._schedule_types import (
     Schedule,

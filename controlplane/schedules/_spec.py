@@ -10,13 +10,13 @@ UTC strings, cron expressions as the user wrote them.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import zoneinfo
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from spindle.api._schedule_rules import check_time_zone_name, unknown_time_zone
 from spindle.controlplane.schedules._cron import check_cron_expression
 
 __all__ = ["CalendarSpec", "IntervalRule", "load_time_zone"]
@@ -24,33 +24,20 @@ __all__ = ["CalendarSpec", "IntervalRule", "load_time_zone"]
 _UTC = timezone.utc
 _US = timedelta(microseconds=1)
 _SECOND = timedelta(seconds=1)
-# Names that exist as files in some zoneinfo directories but are no IANA zone: their meaning
-# depends on the machine, so a schedule would run at different times on different servers.
-_NOT_ZONES = frozenset({"localtime", "posixrules"})
-
-
-@functools.cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
 
 
 def load_time_zone(name: str, *, what: str = "time_zone_name") -> zoneinfo.ZoneInfo:
-    """The IANA time zone ``name`` (``"UTC"``, ``"Europe/Berlin"``).
+    """The IANA time zone ``name`` (``"UTC"``, ``"Europe/Berlin"``), checked by the rule the SDK uses too.
 
     Raises:
         TypeError: ``name`` is not a str.
         ValueError: no such zone (saying which name would match with other letter case).
     """
-    if not isinstance(name, str):
-        raise TypeError(f"{what} must be an IANA time zone name (str), got {type(name).__name__} {name!r}")
-    if name in _zone_names():
-        try:
-            return zoneinfo.ZoneInfo(name)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # pragma: no cover - listed but unreadable
-            pass
-    close = [z for z in _zone_names() if z.lower() == name.strip().lower()]
-    hint = f"; did you mean {close[0]!r}?" if close else "; use a name such as 'UTC' or 'Europe/Berlin'"
-    raise ValueError(f"{what} {name!r} is not a known IANA time zone{hint}")
+    key = check_time_zone_name(name, what=what)
+    try:
+        return zoneinfo.ZoneInfo(key)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # pragma: no cover - listed but unreadable
+        raise unknown_time_zone(name, what=what) from None
 
 
 def _check_duration(value: Any, what: str) -> timedelta:

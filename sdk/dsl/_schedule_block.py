@@ -79,7 +79,7 @@ def _strings(b: _Builder, node: YNode, what: str) -> list[YScalar]:
 
 def build_schedule_block(b: _Builder, node: YNode, inputs: tuple[InputSpec, ...]) -> ScheduleBlock:
     """Check a ``schedule:`` block; every problem is recorded on ``b`` (at the key's position)."""
-    from spindle.client._schedule_checks import check_cron_expression, check_time_zone_name
+    from spindle.api._schedule_rules import check_cron_expression, check_time_zone_name
 
     block = b.mapping(node, "'schedule'")
     b.check_keys(block, SCHEDULE_KEYS, "'schedule'")

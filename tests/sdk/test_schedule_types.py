@@ -17,7 +17,7 @@ import spindle.client
 from spindle import workflow
 from spindle.client import Schedule, ScheduleActionResult, ScheduleActionStartWorkflow, ScheduleBackfill, ScheduleDescription, ScheduleInfo, ScheduleIntervalSpec, ScheduleListEntry, ScheduleOverlapPolicy, SchedulePolicy, ScheduleSpec, ScheduleState
 from spindle.common import RetryPolicy
-from spindle.client._schedule_checks import CRON_ALIASES, check_cron_expression, check_time_zone_name
+from spindle.api._schedule_rules import CRON_ALIASES, check_cron_expression, check_time_zone_name
 from spindle.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from spindle.controlplane import schedules as server_schedules
 

@@ -1,10 +1,20 @@
-"""Client-side checks of a schedule spec's cron expressions and time zone.
+"""The rules of a schedule's cron expressions and time zone name, written once for both sides of the wire.
 
-``ScheduleSpec`` refuses a bad value when it is built, before anything is sent. The server
-checks again with its own copy of these rules (``spindle.controlplane.schedules``; the SDK
-does not import the control plane), and ``tests/sdk/test_schedule_types.py`` holds the two
-to the same answers and messages. Cron expressions are read by cronsim (Debian cron
-semantics); see ``controlplane/schedules/_cron.py`` for the choice and the DST rules.
+A ``ScheduleSpec`` (and a legacy ``cron_schedule``) travels as text: cron expressions and an
+IANA time zone name. What text is valid, and what a refusal says, is part of the wire
+contract, so it lives here, in ``spindle.api``: the client checks a spec when it is built
+(``spindle.client.ScheduleSpec``, the DSL's ``schedule:`` block, ``spindle schedule create``)
+and the server checks every request again (``spindle.controlplane.schedules``); the SDK never
+imports the control plane and the control plane imports only ``spindle.api`` of the SDK, so
+both import this module and give the same answer and the same message.
+
+Cron expressions are read by `cronsim <https://pypi.org/project/cronsim/>`_ (Debian cron
+semantics). This module adds the ``@yearly`` ... ``@hourly`` aliases (cronsim has none), a
+check that an expression has exactly the five classic fields (cronsim would read six fields
+as seconds-first, and Temporal reads six as year-last: neither is accepted, so no expression
+means two things) and errors that name the expression, the field and its column. Evaluating
+an expression (its times, daylight saving time) is the server's: see
+``controlplane/schedules/_cron.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from datetime import datetime, timezone
 
 from cronsim import CronSim, CronSimError
 
-__all__ = ["CRON_ALIASES", "check_cron_expression", "check_time_zone_name"]
+__all__ = ["CRON_ALIASES", "check_cron_expression", "check_time_zone_name", "unknown_time_zone"]
 
 #: The aliases accepted instead of five fields, and what each one means.
 CRON_ALIASES: dict[str, str] = {
@@ -30,6 +40,7 @@ CRON_ALIASES: dict[str, str] = {
     "@hourly": "0 * * * *",
 }
 
+# (name as cronsim reports it, what the field accepts), in field order.
 _FIELDS: tuple[tuple[str, str], ...] = (
     ("minute", "0-59"),
     ("hour", "0-23"),
@@ -38,21 +49,26 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("day-of-week", "0-7 or SUN-SAT (0 and 7 are Sunday), 5L (last Friday), 5#2 (second Friday)"),
 )
 _FIELD_NAMES = " ".join(name for name, _ in _FIELDS)
+# Any instant works: it only has to be one from which cronsim can look 50 years ahead.
 _PROBE_START = datetime(2000, 1, 1, tzinfo=timezone.utc)
+# Names that exist as files in some zoneinfo directories but are no IANA zone: their meaning
+# depends on the machine, so a schedule would run at different times on different servers.
 _NOT_ZONES = frozenset({"localtime", "posixrules"})
 
 
 def check_cron_expression(expr: str) -> str:
-    """Check a cron expression; return its five-field form (an alias expanded).
+    """Check a cron expression and return its five-field form (an alias expanded).
 
-    Five fields ``minute hour day-of-month month day-of-week`` (``*``, lists, ranges, steps,
-    names, ``L``, ``LW``, ``#``) or one of :data:`CRON_ALIASES`.
+    Accepted: five fields ``minute hour day-of-month month day-of-week`` with ``*``, lists,
+    ranges, steps, month and weekday names and cronsim's ``L``, ``LW`` and ``#``; or one of
+    :data:`CRON_ALIASES`. Leading and trailing blanks are ignored; letters may be any case.
 
     Raises:
         TypeError: ``expr`` is not a str.
-        ValueError: naming the expression and the field (number, name, 1-based column) that
-            is not valid, the wrong number of fields, an unknown alias, or an expression
-            that never matches.
+        ValueError: naming the expression and what is wrong: the field (number, name and
+            1-based column) that is not valid and what it accepts, the wrong number of
+            fields, an unknown ``@`` alias, or an expression that never matches (no time in
+            50 years).
     """
     if not isinstance(expr, str):
         raise TypeError(f"a cron expression must be a str, got {type(expr).__name__} {expr!r}")
@@ -95,8 +111,17 @@ def _zone_names() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
 
 
+def unknown_time_zone(name: str, *, what: str = "time_zone_name") -> ValueError:
+    """The error for a name that is no known time zone, saying which name would match with other letter case."""
+    close = [z for z in _zone_names() if z.lower() == name.strip().lower()]
+    hint = f"; did you mean {close[0]!r}?" if close else "; use a name such as 'UTC' or 'Europe/Berlin'"
+    return ValueError(f"{what} {name!r} is not a known IANA time zone{hint}")
+
+
 def check_time_zone_name(name: str, *, what: str = "time_zone_name") -> str:
     """Return ``name`` if it is an IANA time zone this machine knows (``"UTC"``, ``"Europe/Berlin"``).
+
+    ``what`` names the value in the messages (``"ScheduleSpec.time_zone_name"``).
 
     Raises:
         TypeError: ``name`` is not a str.
@@ -106,6 +131,4 @@ def check_time_zone_name(name: str, *, what: str = "time_zone_name") -> str:
         raise TypeError(f"{what} must be an IANA time zone name (str), got {type(name).__name__} {name!r}")
     if name in _zone_names():
         return name
-    close = [z for z in _zone_names() if z.lower() == name.strip().lower()]
-    hint = f"; did you mean {close[0]!r}?" if close else "; use a name such as 'UTC' or 'Europe/Berlin'"
-    raise ValueError(f"{what} {name!r} is not a known IANA time zone{hint}")
+    raise unknown_time_zone(name, what=what)
