@@ -1,4 +1,4 @@
-"""What a schedule is (DESIGN.md section 8): ``Schedule`` and its spec, policy, state and action.
+"""What a schedule is (docs/SCHEDULES.md): ``Schedule`` and its spec, policy, state and action.
 
 Shaped as Temporal's ``temporalio.client`` schedule classes, so Temporal code ports by
 renaming the package. Every class is a frozen dataclass that checks its values when it is
