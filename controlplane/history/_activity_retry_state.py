@@ -28,7 +28,8 @@ def encode_retry_state(activities: Mapping[int, ActivityInfo]) -> bytes:
                                   last_worker_identity=a.last_worker_identity)
         if a.last_failure is not None:
             item.last_failure.CopyFrom(a.last_failure)
-    return out.SerializeToString()
+    data: bytes = out.SerializeToString()
+    return data
 
 
 def restore_retry_state(activities: Mapping[int, ActivityInfo], raw: bytes) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+
 from collections.abc import Coroutine
 from typing import Any
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+
 from collections.abc import Callable
 from typing import Any
 

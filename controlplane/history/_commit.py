@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+
 from collections.abc import Callable
 from typing import Any
 

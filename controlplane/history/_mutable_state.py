@@ -11,11 +11,12 @@ the operations treat a task whose start they did not make as lost).
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import Iterable
 from typing import Any
 
-from spindle.controlplane.archival import BLOB_REF_ENCODING
 from spindle.api import messages_pb2 as pb
+from spindle.controlplane.archival import BLOB_REF_ENCODING
 
 from ._activity_retry_state import encode_retry_state, restore_retry_state
 from ._event_kinds import CLOSE_STATUS

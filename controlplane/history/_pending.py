@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +97,7 @@ class ChildInfo:
 @dataclass
 class PendingUpdate:
     request: pb.UpdateRequest
-    future: "asyncio.Future[pb.UpdateWorkflowExecutionResponse]"
+    future: "asyncio.Future[svc.UpdateWorkflowExecutionResponse]"
     delivered: bool = False
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 from dataclasses import dataclass
 
 from spindle.api import messages_pb2 as pb
@@ -12,7 +13,7 @@ from spindle.api import messages_pb2 as pb
 class RetryDecision:
     retry: bool
     backoff_ms: int
-    state: int  # pb.RetryState
+    state: pb.RetryState
 
 
 def normalized_policy(policy: pb.RetryPolicy | None, *, default_initial_ms: int, backoff: float, max_factor: float) -> pb.RetryPolicy:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 

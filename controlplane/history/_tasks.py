@@ -9,6 +9,7 @@ Timer tasks are keyed by fire time; a timer whose subject has moved on is droppe
 from __future__ import annotations
 
 import json
+
 from dataclasses import dataclass, field
 from typing import Any
 

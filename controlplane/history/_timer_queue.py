@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+
 from collections.abc import Awaitable, Callable
 
 from spindle.controlplane._log_format import run_fields

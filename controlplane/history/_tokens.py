@@ -34,6 +34,7 @@ import re
 import secrets
 import time
 import uuid
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 

@@ -54,7 +54,7 @@ class Txn:
         #: Start the next workflow task in memory and hand it back in the response (no dispatch).
         self.inline_workflow_task = False
 
-    def event(self, event_type: int, attr: str, attrs: Any, *, time_ms: int | None = None, wake: bool = True) -> pb.HistoryEvent:
+    def event(self, event_type: pb.EventType, attr: str, attrs: Any, *, time_ms: int | None = None, wake: bool = True) -> pb.HistoryEvent:
         """Append a numbered event to the history (not buffered) and fold it into the state.
 
         ``wake=False`` for events the workflow code already knows about (results of its own commands).
@@ -96,7 +96,7 @@ class Txn:
             if not a.started_event_id:
                 a.started_event_id = self._started_ids.get(a.scheduled_event_id, 0)
 
-    def external(self, event_type: int, attr: str, attrs: Any) -> pb.HistoryEvent | None:
+    def external(self, event_type: pb.EventType, attr: str, attrs: Any) -> pb.HistoryEvent | None:
         """An event from outside the workflow code: buffered while a workflow task runs."""
         wt = self.state.workflow_task
         if wt is not None and wt.started:

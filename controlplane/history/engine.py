@@ -12,6 +12,7 @@ so no extra await sits on the way.
 from __future__ import annotations
 
 import functools
+
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -111,7 +112,7 @@ class HistoryEngine:
         self._committer.metrics = metrics
         namespaces = self.namespaces
 
-        def backlogs() -> Iterable[tuple[str, str, int, int]]:
+        def backlogs() -> Iterable[tuple[str, str, int, int, float]]:
             for q in self.matching.queues():
                 if q.sticky:
                     continue

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import uuid
+
 from typing import Any
 
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane._search_attributes import search_attribute_values
-from spindle.api import messages_pb2 as pb
 from spindle.controlplane.store import Mutation, TimerTask, VisibilityRow
 
 from .._context import HistoryContext

@@ -19,7 +19,8 @@ from spindle.controlplane.store import Mutation
 from .. import _retry
 from .._context import HistoryContext
 from .._mutable_state import MutableState
-from .._outstanding import ACTIVITY as OUT_ACTIVITY, activity_task_key
+from .._outstanding import ACTIVITY as OUT_ACTIVITY
+from .._outstanding import activity_task_key
 from .._pending import ActivityInfo
 from .._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
 from .._tokens import ACTIVITY, TaskToken
@@ -153,7 +154,8 @@ async def _respond(ctx: HistoryContext, task_token: bytes, identity: str, sticky
         return wt
 
 
-def _final_outcome(ctx: HistoryContext, txn: Txn, info: ActivityInfo, event_type: int, attr: str, attrs: Any) -> None:
+def _final_outcome(ctx: HistoryContext, txn: Txn, info: ActivityInfo, event_type: pb.EventType, attr: str,
+                   attrs: Any) -> None:
     """Started + Completed/Canceled: the activity is done (buffered while a workflow task runs)."""
     _attempt_started(ctx, txn, info)
     delete_timers(txn, info)

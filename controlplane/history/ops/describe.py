@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-from spindle.controlplane._paging import token_position
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._paging import token_position
 from spindle.controlplane.archival import fitting_prefix
 from spindle.controlplane.namespaces import Namespace
 

@@ -6,6 +6,7 @@ Frontend polls and a cluster member's reservations both start a polled task here
 from __future__ import annotations
 
 import asyncio
+
 from typing import Any
 
 from spindle.controlplane.matching import KIND_QUERY, KIND_WORKFLOW, TaskRef

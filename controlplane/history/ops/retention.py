@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 
-from spindle.controlplane._log_format import run_fields
 from spindle.api import messages_pb2 as pb
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.archival import ObjectStoreError
 from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import Mutation

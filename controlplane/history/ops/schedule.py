@@ -17,6 +17,7 @@ the record's (the schedule changed meanwhile) is dropped.
 from __future__ import annotations
 
 import logging
+
 from datetime import timedelta
 from typing import Any
 
@@ -173,7 +174,7 @@ async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.Sc
     state = rec.schedule.state
     pending = list(rec.buffered)
     del rec.buffered[:]
-    for i, action in enumerate(pending):
+    for action in pending:
         if waiting:
             waiting.append(action)  # keep order behind an action that waits
             continue

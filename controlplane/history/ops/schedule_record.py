@@ -15,6 +15,8 @@ What changes a schedule: the client requests (``schedule_requests``) and its fir
 
 from __future__ import annotations
 
+import asyncio
+
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane.errors import FailedPrecondition, NotFound, ShardNotOwned
 from spindle.controlplane.namespaces import Namespace
@@ -29,7 +31,7 @@ from .._tasks import TM_SCHEDULE, Task
 NEXT_TIMES = 10
 
 
-def lock(ctx: HistoryContext, namespace_id: str, schedule_id: str):  # type: ignore[no-untyped-def]
+def lock(ctx: HistoryContext, namespace_id: str, schedule_id: str) -> asyncio.Lock:
     """The lock that serializes every change to one schedule in this engine (``async with``)."""
     return ctx.schedule_locks.get((namespace_id, schedule_id))
 

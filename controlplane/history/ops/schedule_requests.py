@@ -6,7 +6,8 @@ record with its next timer (``schedule_record.write``). Firing is ``schedule``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
@@ -87,7 +88,7 @@ async def _change(ctx: HistoryContext, ns: Namespace, schedule_id: str,
         await write(ctx, ns, schedule_id, rec, expected_version=row.version)
 
 
-def update(ctx: HistoryContext, ns: Namespace, req: svc.UpdateScheduleRequest):  # type: ignore[no-untyped-def]
+def update(ctx: HistoryContext, ns: Namespace, req: svc.UpdateScheduleRequest) -> Coroutine[Any, Any, None]:
     """Replace the schedule's spec, action, policies and state (checked by the frontend); its info stays.
 
     Times already processed stay processed: a new spec acts from now on.
@@ -99,7 +100,7 @@ def update(ctx: HistoryContext, ns: Namespace, req: svc.UpdateScheduleRequest): 
     return _change(ctx, ns, req.schedule_id, apply, token=req.conflict_token)
 
 
-def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest):  # type: ignore[no-untyped-def]
+def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest) -> Coroutine[Any, Any, None]:
     """Pause or unpause (with a note), trigger an action now, backfill ranges (checked by the frontend).
 
     Unpausing does not take the actions due while paused: they were skipped (no burst).

@@ -12,9 +12,9 @@ where the start saw it.
 
 from __future__ import annotations
 
-from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane.errors import AlreadyExists
 from spindle.controlplane.namespaces import Namespace
 

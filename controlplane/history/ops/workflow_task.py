@@ -14,11 +14,12 @@ that died, or the shard's previous owner) is known to be lost.
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import Callable
 
-from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._field_rules import workflow_task_timeout_ms
 from spindle.controlplane.archival import fitting_suffix
 from spindle.controlplane.errors import NotFound
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskRef
@@ -26,7 +27,8 @@ from spindle.controlplane.store import Mutation
 
 from .._context import HistoryContext
 from .._mutable_state import MutableState
-from .._outstanding import WORKFLOW as OUT_WORKFLOW, workflow_task_key
+from .._outstanding import WORKFLOW as OUT_WORKFLOW
+from .._outstanding import workflow_task_key
 from .._pending import WorkflowTaskInfo
 from .._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from .._tokens import WORKFLOW, StartNonces, TaskToken
@@ -196,8 +198,8 @@ def write_started(ctx: HistoryContext, txn: Txn, wt: WorkflowTaskInfo) -> None:
     ctx.outstanding.discard(run_key(st), workflow_task_key(wt.nonce))
 
 
-def fail(ctx: HistoryContext, txn: Txn, wt: WorkflowTaskInfo, cause: int, failure: pb.Failure, identity: str, *,
-         timed_out: bool = False, inline: bool = False) -> None:
+def fail(ctx: HistoryContext, txn: Txn, wt: WorkflowTaskInfo, cause: pb.WorkflowTaskFailedCause, failure: pb.Failure,
+         identity: str, *, timed_out: bool = False, inline: bool = False) -> None:
     """Record the task's failure (or timeout), flush buffered events and schedule a retry."""
     st = txn.state
     write_started(ctx, txn, wt)
@@ -258,7 +260,7 @@ async def timed_out(ctx: HistoryContext, t: Task) -> None:
         timer_done(ctx, t, txn)
         if wt.started and wt.nonce == t.extra.get("n"):
             wt.timeout_timer = None
-            fail(ctx, txn, wt, 0, pb.Failure(), "", timed_out=True)
+            fail(ctx, txn, wt, pb.WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED, pb.Failure(), "", timed_out=True)
             await ctx.commit(txn)
         elif not wt.started and not wt.dispatched:
             # Started before a restart (the timer row proves it) and lost with its worker:

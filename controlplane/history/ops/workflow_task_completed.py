@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 
-from spindle.controlplane._log_format import run_fields
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.errors import InvalidArgument
 
 from .._context import HistoryContext

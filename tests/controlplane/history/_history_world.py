@@ -12,6 +12,7 @@ flush the buffered events, schedule the next task). Every ``Txn`` is kept in ``t
 from __future__ import annotations
 
 import asyncio
+
 from typing import Any
 
 from spindle.api import messages_pb2 as pb

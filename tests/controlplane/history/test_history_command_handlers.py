@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from _history_world import IDENTITY, NS, OTHER, T0, Run, cmd, keyword, make_context, names
+
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane._field_rules import MAX_DURATION_MS
 from spindle.controlplane.history._tasks import (
@@ -29,8 +31,6 @@ from spindle.controlplane.history._tasks import (
 )
 from spindle.controlplane.history.ops import commands
 from spindle.controlplane.history.ops.commands.handler import Validation
-
-from _history_world import IDENTITY, NS, OTHER, T0, Run, cmd, keyword, make_context, names
 
 SCHEDULE, CANCEL_ACTIVITY = pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK
 START_TIMER, CANCEL_TIMER = pb.COMMAND_TYPE_START_TIMER, pb.COMMAND_TYPE_CANCEL_TIMER

@@ -14,10 +14,13 @@ from the same history (what a restarted server loads).
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from _history_world import NS, OTHER, Run, cmd, keyword, make_context
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as S
 
@@ -27,8 +30,6 @@ from spindle.controlplane.history._mutable_state import RUNNING, MutableState
 from spindle.controlplane.history._txn import Txn
 from spindle.controlplane.history.ops import activity_task, workflow_task
 from spindle.controlplane.history.ops._run import schedule_workflow_task
-
-from _history_world import NS, OTHER, Run, cmd, keyword, make_context
 
 WT_OUTCOMES = {pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: "workflow_task_completed_event_attributes",
                pb.EVENT_TYPE_WORKFLOW_TASK_FAILED: "workflow_task_failed_event_attributes",

@@ -75,9 +75,10 @@ CLOSE_COMMANDS = frozenset(t for t, h in HANDLERS.items() if h.closes_run)
 
 def _name(t: int) -> str:
     try:
-        return pb.CommandType.Name(t)
+        name: str = pb.CommandType.Name(t)
     except ValueError:
         return str(t)
+    return name
 
 
 def validate(ctx: HistoryContext, st: MutableState, commands: Sequence[pb.Command]) -> str | None:

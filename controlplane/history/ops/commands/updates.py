@@ -42,9 +42,14 @@ def check_reject(a: pb.RejectUpdateCommandAttributes, where: str, v: Validation)
 def apply_reject(ctx: HistoryContext, txn: Txn, a: pb.RejectUpdateCommandAttributes, wtc: int, identity: str) -> None:
     """No event: the update stops pending and its caller gets the failure after the commit."""
     st = txn.state
-    pu = st.pending_updates.pop(a.update_id)
+    fut = st.pending_updates.pop(a.update_id).future
     resp = svc.UpdateWorkflowExecutionResponse(failure=a.failure, run_id=st.run_id)
-    txn.after_commit.append(lambda: pu.future.done() or pu.future.set_result(resp))
+
+    def answer() -> None:
+        if not fut.done():
+            fut.set_result(resp)
+
+    txn.after_commit.append(answer)
 
 
 def check_complete(a: pb.CompleteUpdateCommandAttributes, where: str, v: Validation) -> str | None:
@@ -77,7 +82,12 @@ def apply_complete(ctx: HistoryContext, txn: Txn, a: pb.CompleteUpdateCommandAtt
         else:
             resp.success.CopyFrom(a.success)
         fut = pu.future
-        txn.after_commit.append(lambda: fut.done() or fut.set_result(resp))
+
+        def answer() -> None:
+            if not fut.done():
+                fut.set_result(resp)
+
+        txn.after_commit.append(answer)
 
 
 ACCEPT_UPDATE = CommandHandler(pb.COMMAND_TYPE_ACCEPT_UPDATE, "accept_update_command_attributes",
