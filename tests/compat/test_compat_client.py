@@ -14,10 +14,11 @@ import asyncio
 import dataclasses
 import uuid
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,8 @@ from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import DataConverter, PayloadCodec
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowAlreadyStartedError
 from spindle.worker import Worker
+
+from waiting import eventually as _eventually
 
 # ---------------------------------------------------------------------- code as in the samples
 
@@ -207,16 +210,8 @@ def new_worker(client: Client, task_queue: str) -> Worker:
                   activity_executor=ThreadPoolExecutor(5))
 
 
-async def eventually(check: Callable[[], Awaitable[None]], timeout: float = 10.0) -> None:
-    """Retry ``check`` until it stops failing (visibility is updated after the history)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await check()
-        except AssertionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.02)
+#: Retries ``check`` until it stops failing (visibility is updated after the history).
+eventually = partial(_eventually, timeout=10.0, interval=0.02)
 
 
 async def raw_history(client: Client, workflow_id: str) -> list[pb.HistoryEvent]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 import uuid
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from spindle.exceptions import ActivityError, ApplicationError, RPCError
 from spindle.testing import WorkflowEnvironment
 
 from _cp_server import raw_history
+from waiting import until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,14 +74,7 @@ class WaitsForever:
         pass
 
 
-async def _until(fn: Any, timeout: float = 20.0) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        value = await fn()
-        if value:
-            return value
-        assert time.monotonic() < end, "condition not met in time"
-        await asyncio.sleep(0.02)
+_until = partial(until, timeout=20.0, interval=0.02)
 
 
 async def test_retried_attempts_write_no_events_and_show_in_describe() -> None:

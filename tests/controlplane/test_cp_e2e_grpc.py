@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from spindle.exceptions import (
 )
 
 from _cp_server import ALL_EVENT_TYPES, DevServer, assert_gapless, raw_history, type_names
+from waiting import eventually as _eventually
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -351,16 +353,8 @@ async def history(client: Client, wid: str, run_id: str = "") -> list[pb.History
     return events
 
 
-async def eventually(fn: Any, timeout: float = 10.0) -> Any:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        try:
-            return await fn()
-        except (AssertionError, WorkflowNotFoundError):
-            if loop.time() > end:
-                raise
-            await asyncio.sleep(0.05)
+#: Retries a check that asserts (or finds no workflow yet) for up to 10 s.
+eventually = partial(_eventually, timeout=10.0, retry_on=(AssertionError, WorkflowNotFoundError))
 
 
 # ---------------------------------------------------------------------- tests

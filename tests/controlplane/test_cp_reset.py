@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError
 from spindle.testing import Replayer
+
+from waiting import until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -131,12 +134,7 @@ def types(events: list[pb.HistoryEvent]) -> list[str]:
     return [pb.EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in events]
 
 
-async def wait_for(predicate: Any, timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not await predicate():
-        assert loop.time() < end, "condition not reached"
-        await asyncio.sleep(0.05)
+wait_for = partial(until, timeout=20.0)
 
 
 # ---------------------------------------------------------------------- fixing a bad deploy

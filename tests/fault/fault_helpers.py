@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -174,12 +173,3 @@ def check_db(db: str) -> list[str]:
     finally:
         conn.close()
     return problems
-
-
-def wait_until(pred: Any, timeout: float, interval: float = 0.05) -> bool:
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            return False
-        time.sleep(interval)
-    return True

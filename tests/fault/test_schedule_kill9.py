@@ -28,7 +28,7 @@ from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.converter import DataConverter
 
-from fault_helpers import DevServer, WorkerProc, wait_until
+from fault_helpers import DevServer, WorkerProc
 from fault_workloads import TASK_QUEUE
 
 pytestmark = pytest.mark.timeout(300)

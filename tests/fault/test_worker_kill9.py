@@ -20,8 +20,9 @@ import pytest
 from spindle.api import messages_pb2 as pb
 from spindle.client import Client
 
-from fault_helpers import DevServer, WorkerProc, check_history, raw_history, wait_until
+from fault_helpers import DevServer, WorkerProc, check_history, raw_history
 from fault_workloads import TASK_QUEUE, FActBlock, FWftBlock, marker_count
+from waiting import until_sync
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -57,7 +58,7 @@ async def _kill_and_replace(server: DevServer, tmp_path: Path, markers: Path, ki
 
 
 def _kill_and_replace_sync(server: DevServer, tmp_path: Path, markers: Path, kind: str, key: str) -> tuple[WorkerProc, float]:
-    assert wait_until(lambda: marker_count(str(markers), kind, key) >= 1, 20), f"the {kind} never ran"
+    until_sync(lambda: marker_count(str(markers), kind, key) >= 1, f"the {kind} to run", timeout=20)
     time.sleep(0.2)  # well inside it
     return _KILL(server, tmp_path, markers)
 

@@ -7,7 +7,7 @@ import os
 import tempfile
 import time
 
-from collections.abc import Callable
+from functools import partial
 
 from spindle.client import Client
 from spindle.worker import Worker
@@ -15,13 +15,10 @@ from spindle.widgets import DagView, HistoryGraph, background
 
 import widget_workflows as ww
 from widget_fixtures import QUEUE
+from waiting import until
 
 
-async def _until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the widget"
-        await asyncio.sleep(0.02)
+_until = partial(until, timeout=10.0, interval=0.02)
 
 
 async def test_history_graph_follows_a_running_execution(client: Client) -> None:

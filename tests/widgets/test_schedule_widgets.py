@@ -6,7 +6,6 @@ browser's filter is the visibility query ``ScheduledById = '...'``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import shutil
@@ -30,6 +29,8 @@ from spindle.client import (
 from spindle.testing import WorkflowEnvironment
 from spindle.widgets import ExecutionBrowser, ScheduleView
 from spindle.widgets._browser import scheduled_by_query
+
+from waiting import until
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=UTC)
@@ -66,10 +67,10 @@ async def _env_with_two_schedules() -> WorkflowEnvironment:
 
 
 async def _until_listed(env: WorkflowEnvironment, n: int) -> None:
-    for _ in range(250):
-        if await env.client.count_workflows("") >= n:
-            return
-        await asyncio.sleep(0.02)
+    async def listed() -> bool:
+        return await env.client.count_workflows("") >= n
+
+    await until(listed, f"{n} runs in the listing", timeout=5.0, interval=0.02)
 
 
 async def test_browser_lists_only_the_runs_of_one_schedule() -> None:

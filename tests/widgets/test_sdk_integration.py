@@ -4,9 +4,8 @@ count_workflows_by / list_workflows_page, DslStep markers and spindle.dsl.from_j
 from __future__ import annotations
 
 import asyncio
-import time
 
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,12 @@ from spindle.widgets import DagView, ExecutionBrowser, HistoryGraph
 
 import widget_workflows as ww
 from widget_fixtures import QUEUE
+from waiting import until
 
 DSL_FIXTURES = Path(__file__).resolve().parents[1] / "sdk" / "dsl" / "fixtures"
 
 
-async def _until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the widget"
-        await asyncio.sleep(0.02)
+_until = partial(until, timeout=10.0, interval=0.02)
 
 
 class _Counting:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from spanner_emulator import SpannerTestInstance
+from waiting import until as _wait_until
 
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig
 
@@ -30,12 +31,7 @@ async def status(node: ClusterNode) -> int:
         return (await health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5)).status
 
 
-async def until(pred, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await pred():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.1)
+until = partial(_wait_until, timeout=30.0, interval=0.1)
 
 
 async def test_a_member_serves_only_while_it_owns_shards(spanner_instance: SpannerTestInstance) -> None:

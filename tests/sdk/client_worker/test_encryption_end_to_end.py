@@ -8,14 +8,13 @@ workflow into another decrypted there.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import uuid
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +25,8 @@ from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
 from spindle.converter import EncryptionCodec, WorkflowSerializationContext
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowFailureError
+
+from waiting import eventually as _eventually
 
 pytest.importorskip("cryptography")
 
@@ -128,15 +129,7 @@ async def raw_history(raw: Client, workflow_id: str) -> pb.History:
     return resp.history
 
 
-async def eventually(fn: Callable[[], Any], timeout: float = 8.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await fn()
-        except AssertionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.05)
+eventually = partial(_eventually, timeout=8.0)
 
 
 async def first_task_failure_message(raw: Client, secure: Client, workflow_id: str) -> str:

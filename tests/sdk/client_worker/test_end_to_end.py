@@ -9,6 +9,7 @@ import uuid
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from spindle.exceptions import (
     WorkflowAlreadyStartedError,
     WorkflowFailureError,
 )
+
+from waiting import eventually as _eventually
 
 FAST = timedelta(seconds=10)
 QUICK_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=20), maximum_attempts=5)
@@ -234,15 +237,7 @@ def worker(client: Client, tq: str, **kw: Any) -> Worker:
                   graceful_shutdown_timeout=timedelta(seconds=1), **kw)
 
 
-async def eventually(fn: Any, timeout: float = 5.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await fn()
-        except AssertionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.02)
+eventually = partial(_eventually, timeout=5.0, interval=0.02)
 
 
 # ---------------------------------------------------------------------- tests

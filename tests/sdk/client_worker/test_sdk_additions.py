@@ -11,6 +11,7 @@ import uuid
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from spindle.client import Client, HistoryEvent
 from spindle.worker import Worker
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError, WorkflowNotFoundError
+
+from waiting import until
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = timedelta(seconds=10)
@@ -92,11 +95,7 @@ async def _visible(client: Client, query: str, count: int) -> None:
         await asyncio.sleep(0.05)
 
 
-async def _until(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
+_until = partial(until, timeout=10.0, interval=0.01)
 
 
 # ------------------------------------------------------------------ handle.client

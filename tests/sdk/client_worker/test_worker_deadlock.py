@@ -9,12 +9,12 @@ on their assertions instead of hanging.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import uuid
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from spindle.worker import Worker
 from spindle._workflow.deadlock import ActivationWatchdog, DeadlockError, _is_workflow_code
 from spindle.exceptions import QueryFailedError
 from spindle.testing import Replayer
+
+from waiting import eventually as _eventually
 
 SAFETY = 25.0
 SPIN: dict[str, bool] = {"release": False}
@@ -117,15 +119,7 @@ def worker(client: Client, tq: str, **kw: Any) -> Worker:
                   graceful_shutdown_timeout=timedelta(seconds=1), **kw)
 
 
-async def eventually(fn: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await fn()
-        except AssertionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.05)
+eventually = partial(_eventually, timeout=15.0)
 
 
 async def first_task_failure(client: Client, workflow_id: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import asyncio
 import collections
 import uuid
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -16,6 +17,8 @@ from spindle import activity, workflow
 from spindle.client import Client
 from spindle.common import RetryPolicy
 from spindle.worker import Worker, WorkerMetrics
+
+from waiting import until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -115,12 +118,7 @@ def value(m: Samples, name: str, **labels: str) -> float:
     return sum(v for lab, v in m.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
 
 
-async def wait_for(pred, what: str) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(200):
-        if await pred():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+wait_for = partial(until, timeout=10.0)
 
 
 async def completed_workflow_tasks(client: Client, handles: list) -> int:  # type: ignore[type-arg]

@@ -16,8 +16,9 @@ import asyncio
 import dataclasses
 import uuid
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import PayloadCodec
 from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowFailureError
+
+from waiting import eventually as _eventually
 
 
 class PickyCodec(PayloadCodec):
@@ -138,15 +141,7 @@ def worker(client: Client, tq: str) -> Worker:
     return Worker(client, task_queue=tq, workflows=WORKFLOWS, graceful_shutdown_timeout=timedelta(seconds=1))
 
 
-async def eventually(fn: Callable[[], Any], timeout: float = 8.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await fn()
-        except AssertionError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.05)
+eventually = partial(_eventually, timeout=8.0)
 
 
 async def task_failures(raw: Client, workflow_id: str) -> list[dict[str, Any]]:
