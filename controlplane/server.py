@@ -1,9 +1,16 @@
-"""Assembling and serving the control plane: store + namespaces + history + frontend, over gRPC."""
+"""Assembling and serving the control plane: store + namespaces + history + frontend, over gRPC.
+
+``run_dev`` runs the dev server of ``spindle server start-dev`` (one process on a SQLite file);
+the command line (``spindle.cli.server``) parses the flags and calls it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
+import signal
+import sys
 
 import grpc
 
@@ -13,7 +20,7 @@ from spindle.controlplane._health import HealthReporter
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._metrics import ServerMetrics, instrument_store
 from spindle.controlplane._tls import ServerTLS, add_port
-from spindle.controlplane.auth import ApiKeys, AuthSettings, Authorizer, enable_audit_log
+from spindle.controlplane.auth import ApiKeys, Authorizer, AuthSettings, enable_audit_log
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.frontend import FrontendService
@@ -129,3 +136,124 @@ async def serve(cp: ControlPlane, host: str = "127.0.0.1", port: int = 7233,
     await server.start()
     cp.health.start()
     return server, bound
+
+
+# ---------------------------------------------------------------------- the dev server (spindle server start-dev)
+class DevServerError(Exception):
+    """``run_dev`` cannot start; the message names the flag or file at fault (the CLI prints it, exit status 2)."""
+
+
+def check_dev_tls(cert_file: str | None, key_file: str | None, client_ca_file: str | None) -> ServerTLS | None:
+    """The ``ServerTLS`` of start-dev's ``--tls-*`` flags (None: plaintext).
+
+    Raises:
+        DevServerError: the flags do not go together, or a file cannot be read (naming the flag).
+    """
+    from spindle.controlplane._tls import TLSFileError
+
+    if not (cert_file or key_file or client_ca_file):
+        return None
+    if not cert_file or not key_file:
+        raise DevServerError("--tls-cert-file and --tls-key-file go together (and --tls-client-ca-file needs both)")
+    tls = ServerTLS(cert_file, key_file, client_ca_file or None)
+    try:
+        tls.check("--tls")
+    except TLSFileError as e:
+        raise DevServerError(str(e).replace("--tls.cert_file", "--tls-cert-file").replace("--tls.key_file", "--tls-key-file")
+                             .replace("--tls.client_ca_file", "--tls-client-ca-file")) from None
+    return tls
+
+
+def run_dev(db: str, config: ServerConfig, *, ip: str = "127.0.0.1", port: int = 7233, namespaces: tuple[str, ...] = (),
+            log_level: str = "warning", log_format: str = "text", auth: bool = False, tls_cert_file: str | None = None,
+            tls_key_file: str | None = None, tls_client_ca_file: str | None = None,
+            metrics_port: int | None = None) -> int:
+    """``spindle server start-dev``: serve the SQLite file ``db`` on ``ip:port`` until SIGINT/SIGTERM.
+
+    The namespace 'default' (with the search attributes of Temporal's dev server) and
+    ``namespaces`` are created at start. Prints the listening line (and, with ``auth``, the
+    generated admin key, once) on stdout. Returns the exit status.
+
+    Raises:
+        DevServerError: bad TLS files, the database is in use by another process, the store
+            cannot open, the address or the metrics port cannot be listened on.
+    """
+    from spindle.controlplane._log_format import configure_logging
+
+    tls = check_dev_tls(tls_cert_file, tls_key_file, tls_client_ca_file)  # refuse bad TLS flags before anything starts
+    configure_logging(log_level, log_format)
+    return asyncio.run(_run_dev(os.path.abspath(db), config, ip=ip, port=port, namespaces=namespaces, auth=auth, tls=tls,
+                                metrics_port=metrics_port))
+
+
+async def _run_dev(db: str, cfg: ServerConfig, *, ip: str, port: int, namespaces: tuple[str, ...], auth: bool,
+                   tls: ServerTLS | None, metrics_port: int | None) -> int:
+    from spindle.controlplane._gc import settle_after_start
+    from spindle.controlplane._metrics import serve_metrics
+    from spindle.controlplane.auth import open_listener_warning
+    from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
+    from spindle.controlplane.store.sqlite import SqliteStore
+
+    lock = FileLock(db)
+    try:
+        lock.acquire()
+    except LockedError as e:
+        raise DevServerError(str(e)) from None
+    metrics = ServerMetrics() if metrics_port is not None else None
+    cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
+                      default_search_attributes=DEV_SEARCH_ATTRIBUTES,
+                      auth=AuthSettings(mode="api_keys" if auth else "none"), metrics=metrics)
+    metrics_server = None
+    try:
+        try:
+            await cp.start()
+        except ValueError as e:
+            raise DevServerError(str(e)) from None
+        for ns in namespaces:
+            await cp.namespaces.ensure(ns)
+        try:
+            server, bound = await serve(cp, ip, port, tls=tls)
+        except (OSError, RuntimeError) as e:
+            raise DevServerError(f"cannot listen on {ip}:{port}: {e}") from None
+        metrics_note = ""
+        if metrics is not None and metrics_port is not None:
+            try:
+                metrics_server, mport = serve_metrics(metrics, ip, metrics_port)
+            except OSError as e:
+                raise DevServerError(f"--metrics-port: cannot listen on {ip}:{metrics_port}: {e}") from None
+            metrics_note = f", metrics at http://{ip}:{mport}/metrics"
+        settle_after_start()
+        if auth:
+            print(await _dev_admin_key(cp), flush=True)
+        else:
+            warning = open_listener_warning(ip, bound)
+            if warning:
+                print(f"spindle: {warning}", file=sys.stderr, flush=True)
+        secured = "" if tls is None else (", TLS with client certificates" if tls.mutual else ", TLS")
+        print(f"spindle dev server listening on {ip}:{bound} (database {db}, namespace 'default'{secured}"
+              f"{', API keys required' if auth else ''}{metrics_note})", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(s, stop.set)
+        await stop.wait()
+        await server.stop(grace=2)
+        return 0
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
+        await cp.stop()
+        lock.release()
+
+
+async def _dev_admin_key(cp: ControlPlane) -> str:
+    """With --auth: a new system_admin key the first time (shown once), else where to find one."""
+    active = [k for k in await cp.api_keys.list() if k.system_admin and cp.api_keys.is_active(k)]
+    if active:
+        return (f"spindle: API keys are required (--auth). This database already has a system_admin key "
+                f"({', '.join(k.key_id for k in active)}): use it (--api-key, SPINDLE_API_KEY), or start once without "
+                "--auth to create another with `spindle admin api-key create`.")
+    row, secret = await cp.api_keys.create("start-dev admin", {}, system_admin=True, created_by="start-dev --auth")
+    return ("spindle: API keys are required (--auth). A system_admin key was generated; it is shown this once:\n"
+            f"    {secret}\n"
+            f"  (id {row.key_id}) use it with --api-key or SPINDLE_API_KEY, or Client.connect(..., api_key=...)")
