@@ -1,8 +1,8 @@
-"""``spindle terraform install-provider``: install the Spindle Terraform provider for local use.
+"""The installer behind ``spindle terraform install-provider``: the Spindle Terraform provider for local use.
 
 The provider (``terraform/provider/spindle_tf``) is written in Python on the ``tf``
 framework, which needs protobuf<6 while Spindle uses protobuf 7. So it runs from a
-virtual environment of its own. This command:
+virtual environment of its own. The installer:
 
 1. creates (or reuses, when ``requirements.txt`` is unchanged) that environment and
    ``pip install``s the provider's pinned requirements into it;
@@ -13,14 +13,11 @@ virtual environment of its own. This command:
    ``terraform-provider-spindle``, a filesystem mirror holding it, and two Terraform
    CLI configuration files (filesystem mirror for ``terraform init``; dev_overrides
    for init-less development);
-4. prints every path it wrote.
-
-Registered through the ``spindle.cli`` entry-point group (see pyproject.toml).
+4. returns every path it wrote (the command, ``spindle.cli.terraform``, prints them).
 """
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import hashlib
 import os
@@ -32,7 +29,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 PROVIDER_HOST, PROVIDER_NAMESPACE, PROVIDER_TYPE = "spindle.local", "spindle", "spindle"
 PROVIDER_SOURCE = f"{PROVIDER_HOST}/{PROVIDER_NAMESPACE}/{PROVIDER_TYPE}"
@@ -269,48 +266,3 @@ def install_provider(dest: Path, *, venv: Path | None = None, python: str = sys.
     return InstallResult(dir=dest, venv=venv, venv_reused=reused, gen_dir=gen_dir, lib_dir=lib_dir,
                          launcher=launcher, mirror_dir=mirror_dir, mirror_binary=mirror_binary,
                          cli_config=cli_config, dev_cli_config=dev_config, written=written)
-
-
-def _install_command(args: argparse.Namespace) -> int:
-    from spindle.controlplane.cli import CliError
-
-    dest = Path(args.dir) if args.dir else default_install_dir()
-    try:
-        res = install_provider(dest, venv=Path(args.venv) if args.venv else None, python=args.python,
-                               source=Path(args.source) if args.source else None,
-                               log=lambda m: print(m, file=sys.stderr, flush=True))
-    except InstallError as e:
-        raise CliError(str(e)) from None
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise CliError(f"installing the Terraform provider failed: {e}") from None
-    venv_note = "reused: requirements unchanged" if res.venv_reused else "created"
-    print(f"Installed the Spindle Terraform provider {PROVIDER_VERSION} ({PROVIDER_SOURCE}) in {res.dir}")
-    print(f"  virtual environment ({venv_note}): {res.venv}")
-    for p in res.written:
-        print(f"  wrote {p}")
-    print()
-    print("Use it with `terraform init` (filesystem mirror):")
-    print(f"  export TF_CLI_CONFIG_FILE={shlex.quote(str(res.cli_config))}")
-    print(f"  terraform {{ required_providers {{ spindle = {{ source = \"{PROVIDER_SOURCE}\" }} }} }}")
-    print("Or without init (development overrides; do not run `terraform init`):")
-    print(f"  export TF_CLI_CONFIG_FILE={shlex.quote(str(res.dev_cli_config))}")
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    """Add ``spindle terraform install-provider`` to the ``spindle`` command line."""
-    tf = subparsers.add_parser("terraform", help="the Spindle Terraform provider")
-    sub = tf.add_subparsers(dest="terraform_cmd", required=True, metavar="COMMAND")
-    inst = sub.add_parser(
-        "install-provider",
-        help="create the provider's virtual environment, launcher, filesystem mirror and CLI config",
-        description="Install the Spindle Terraform provider (Python, run from its own virtual environment) for "
-                    "local use, and print every file written.",
-    )
-    inst.add_argument("--dir", help=f"install directory (default {default_install_dir()})")
-    inst.add_argument("--venv", help="where the provider's virtual environment lives (default DIR/venv); reused "
-                                     "while its requirements are unchanged, so it can be a shared cache")
-    inst.add_argument("--python", default=sys.executable,
-                      help="Python (3.11+) to create the virtual environment with (default: this one)")
-    inst.add_argument("--source", help="provider sources (default: terraform/provider of this checkout)")
-    inst.set_defaults(func=_install_command)

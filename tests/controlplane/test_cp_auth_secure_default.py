@@ -18,16 +18,17 @@ import stat
 import subprocess
 import threading
 import time
+
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from spindle.client import Client
-from spindle.controlplane.cli import main
-from spindle.exceptions import RPCError
-
 from spindle_procs import SPINDLE
+
+from spindle.cli import main
+from spindle.client import Client
+from spindle.exceptions import RPCError
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,13 +9,21 @@ import os
 import re
 import subprocess
 import sys
+
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from deploy_helpers import (HEALTHCHECK_SCRIPT, REPO, copies, dockerfile, example_cluster_config, healthcheck_command,
-                            port_of)
+from deploy_helpers import (
+    HEALTHCHECK_SCRIPT,
+    REPO,
+    copies,
+    dockerfile,
+    example_cluster_config,
+    healthcheck_command,
+    port_of,
+)
 
 
 def load_healthcheck() -> ModuleType:
@@ -55,7 +63,7 @@ def test_multi_stage_build_installs_a_wheel_into_a_slim_runtime() -> None:
 
 
 def test_entrypoint_and_cmd_are_a_real_spindle_server_start_command_line() -> None:
-    from spindle.controlplane import cli
+    from spindle.cli import cli, server
 
     run = runtime()
     (entry,) = run.all("ENTRYPOINT")
@@ -65,28 +73,26 @@ def test_entrypoint_and_cmd_are_a_real_spindle_server_start_command_line() -> No
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["spindle"] == "spindle.controlplane.cli:main", "the image runs the `spindle` console script"
-    args = cli.build_parser().parse_args(argv[1:])  # SystemExit (a failed test) on any unknown flag
-    assert (args.cmd, args.server_cmd) == ("server", "start")
-    assert args.func is cli._start_cluster
-    assert args.config == "/etc/spindle/config.yaml"
-    # exact option names (argparse would also accept an abbreviation such as --conf)
-    start = cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
-    start = start._subparsers._group_actions[0].choices["start"]
-    real = {o for a in start._actions for o in a.option_strings}
+    assert scripts["spindle"] == "spindle.cli:main", "the image runs the `spindle` console script"
+    assert argv[1:3] == ["server", "start"]
+    start = cli.get_command(None, "server").get_command(None, "start")  # type: ignore[union-attr]
+    assert start is server.start
+    params = start.make_context("start", argv[3:]).params  # click.UsageError (a failed test) on any unknown flag
+    assert params["config"] == "/etc/spindle/config.yaml"
+    # exact option names (click accepts no abbreviation, but say so anyway)
+    real = {o for p in start.params for o in p.opts}
     assert {w.split("=")[0] for w in argv if w.startswith("--")} <= real, (argv, real)
     # the configuration folder exists in the image and belongs to the runtime user
     assert any("/etc/spindle" in i.args for i in run.all("RUN"))
 
 
 def test_exposed_ports_are_the_ports_the_server_listens_on() -> None:
-    from spindle.controlplane import cli
+    from spindle.cli import server
 
     run = runtime()
     exposed = {int(p.split("/")[0]) for i in run.all("EXPOSE") for p in i.args.split()}
     example = example_cluster_config()
-    start_dev = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
-                     ._subparsers._group_actions[0].choices["start-dev"]._actions if a.dest == "port")
+    start_dev = next(p for p in server.start_dev.params if p.name == "port")
     public = port_of(example["listen"])
     assert public == start_dev.default == 7233
     from spindle.controlplane.cluster._config import ClusterConfig
@@ -255,5 +261,5 @@ def test_the_build_stage_sources_make_a_complete_wheel(tmp_path: Path) -> None:
                 continue  # a sub-folder mapped to another package (spindle.widgets -> widgets/)
             assert inside in names, f"{inside} is missing from the image's wheel"
     assert "spindle/controlplane/store/schema/spanner_v1.sql" in names
-    assert "spindle = spindle.controlplane.cli:main" in entry
+    assert "spindle = spindle.cli:main" in entry
     assert "Provides-Extra: spanner" in meta and "Provides-Extra: gcs" in meta

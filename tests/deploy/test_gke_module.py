@@ -14,14 +14,26 @@ import os
 import re
 import shutil
 import subprocess
+
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deploy_helpers import (HEALTHCHECK_SCRIPT, MODULE, SET_BY_MODULE, TFVARS, dockerfile, evaluate, port_of,
-                            render_in_pod, terraform_bin, write_secrets)
+from deploy_helpers import (
+    HEALTHCHECK_SCRIPT,
+    MODULE,
+    SET_BY_MODULE,
+    TFVARS,
+    dockerfile,
+    evaluate,
+    port_of,
+    render_in_pod,
+    terraform_bin,
+    write_secrets,
+)
+
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
@@ -89,17 +101,18 @@ def test_container_ports_match_the_dockerfile_and_the_statefulset(rendered: dict
 
 
 def test_pod_command_line_and_probe_settings_are_real(rendered: dict[str, Any]) -> None:
-    from spindle.controlplane import cli
+    from spindle.cli import cli, server
 
     (entry,) = dockerfile()[1][-1].all("ENTRYPOINT")
     argv = entry.exec_form() + rendered["server_args"]
-    start = cli.build_parser()._subparsers._group_actions[0].choices["server"]  # type: ignore[union-attr]
-    start = start._subparsers._group_actions[0].choices["start"]
-    real = {o for a in start._actions for o in a.option_strings}
+    assert argv[1:3] == ["server", "start"]
+    start = cli.get_command(None, "server").get_command(None, "start")  # type: ignore[union-attr]
+    assert start is server.start
+    real = {o for p in start.params for o in p.opts}
     assert {w for w in rendered["server_args"] if w.startswith("--")} <= real
-    args = cli.build_parser().parse_args(argv[1:])
-    assert args.func is cli._start_cluster and args.config == rendered["config_dir"] + "/config.yaml"
-    assert args.log_format == "json"
+    params = start.make_context("start", argv[3:]).params
+    assert params["config"] == rendered["config_dir"] + "/config.yaml"
+    assert params["log_format"] == "json"
     script = HEALTHCHECK_SCRIPT.read_text()
     for name in rendered["healthcheck_env"]:
         assert f'"{name}"' in script, f"deploy/healthcheck.py does not read {name}"

@@ -26,9 +26,16 @@ Layering (docs/DESIGN.md#layout and #rules-of-the-house, issue 14):
 - Nothing imports ``examples`` or ``tests``.
 - ``spindle.widgets`` imports only the public SDK (modules with no ``_``-prefixed part).
 - The history engine (``spindle.controlplane.history``) does not import the frontend.
-- Only command-line modules (``spindle.controlplane.cli``, the ``spindle.cli`` entry-point
-  plugins, the console script, ``__main__``) import a command-line module: a lower layer
-  never imports the CLI.
+- The command line, ``spindle.cli``, imports of the control plane only its entry points
+  ``spindle.controlplane.server``, ``.embedded`` and ``.config``, and only inside a function
+  (``spindle workflow ...`` never loads a server). The commands that run a cluster member,
+  set up its schema, make an API key secret or install the Terraform provider
+  (``spindle.cli.server``, ``.admin``, ``.terraform``) may also import, inside a function,
+  the control-plane modules that implement them (``CLI_COMMAND_MODULES``). Of the SDK it
+  uses the public modules (no ``_``-prefixed part).
+- Only command-line modules (``spindle.cli`` and its modules, the console script, the
+  ``spindle.cli`` entry-point plugins, ``__main__``) import a command-line module: a lower
+  layer never imports the CLI.
 - The Terraform provider runs in its own environment, where of Spindle only the generated
   wire stubs exist: it imports ``spindle.api`` and nothing else of ``spindle``.
 
@@ -65,7 +72,26 @@ TREES = {
 ALLOWED_CYCLES: dict[str, str] = {}
 
 #: Layering violations tolerated for now: (importing package prefix, imported prefix) -> why.
-ALLOWED_LAYERING: dict[tuple[str, str], str] = {}
+ALLOWED_LAYERING: dict[tuple[str, str], str] = {
+    ("spindle.cli", "spindle.client._batch"):
+        "the batch commands count the targets, ask for confirmation and show progress between the batch engine's "
+        "steps; the public Client.batch_* methods run all the steps in one call",
+    ("spindle.cli", "spindle.client._tls"):
+        "the TLS flags fall back to the SPINDLE_TLS* variables with errors naming the flag or the variable "
+        "(tls_from_files); the public spindle.envconfig reads only the variables",
+}
+
+#: The control plane's entry points, which the command line may import (inside a function).
+CLI_ENTRY_POINTS = {"spindle.controlplane.server", "spindle.controlplane.embedded", "spindle.controlplane.config"}
+
+#: Command-line modules whose operator commands may import (inside a function) the control-plane
+#: modules that implement them: module -> package prefixes.
+CLI_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "spindle.cli.server": ("spindle.controlplane.cluster",),  # server start: a cluster member
+    "spindle.cli.admin": ("spindle.controlplane.cluster", "spindle.controlplane.store",  # setup-schema
+                          "spindle.controlplane.auth"),  # api-key new-secret
+    "spindle.cli.terraform": ("spindle.controlplane.terraform_cli",),  # terraform install-provider
+}
 
 
 # ------------------------------------------------------------------------------ the import graph
@@ -283,10 +309,10 @@ def test_no_import_cycles(graph: Graph) -> None:
 # ------------------------------------------------------------------------------ layering
 
 def _cli_modules(known: dict[str, Module]) -> set[str]:
-    """spindle.controlplane.cli, the console script, the ``spindle.cli`` plugins and every ``__main__``."""
+    """spindle.cli and its modules, the console script, the ``spindle.cli`` plugins and every ``__main__``."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    targets = [*project["scripts"].values(), *project["entry-points"]["spindle.cli"].values()]
-    found = {t.partition(":")[0] for t in targets} | {"spindle.controlplane.cli"}
+    targets = [*project["scripts"].values(), *project.get("entry-points", {}).get("spindle.cli", {}).values()]
+    found = {t.partition(":")[0] for t in targets} | {n for n in known if _under(n, "spindle.cli")}
     found |= {n for n in known if n.rpartition(".")[2] == "__main__"}
     missing = found - set(known)
     assert not missing, f"pyproject names modules that do not exist: {sorted(missing)}"
@@ -304,7 +330,18 @@ def layering_violations(graph: Graph) -> list[tuple[Import, str]]:
     found: list[tuple[Import, str]] = []
     for imp in graph.imports:
         src, dst = imp.source, imp.target
-        sdk = _under(src, "spindle") and not _under(src, "spindle.widgets") and not _under(src, "spindle.controlplane")
+        command_line = _under(src, "spindle.cli")
+        sdk = _under(src, "spindle") and not _under(src, "spindle.widgets") and not _under(src, "spindle.controlplane") \
+            and not command_line
+        if command_line and _under(dst, "spindle.controlplane"):
+            if imp.kind == "module level":
+                found.append((imp, "the CLI imports the control plane only inside the command that runs it"))
+            elif dst not in CLI_ENTRY_POINTS and not any(_under(dst, p) for p in CLI_COMMAND_MODULES.get(src, ())):
+                found.append((imp, "the CLI imports of the control plane only its entry points (server, embedded, "
+                                   "config), and its operator commands the modules that implement them"))
+        if command_line and _under(dst, "spindle") and not _under(dst, "spindle.cli") \
+                and not _under(dst, "spindle.controlplane") and not _is_public_sdk(dst):
+            found.append((imp, "the CLI uses the public SDK"))
         if sdk and _under(dst, "spindle.controlplane") and not _under(dst, "spindle.api"):
             if dst != "spindle.controlplane.embedded":
                 found.append((imp, "the SDK imports only spindle.api and .embedded of the control plane"))
@@ -360,8 +397,16 @@ def test_layering_rules_catch_what_they_name() -> None:
     assert rules("spindle.widgets._live", "spindle.client._client")
     assert not rules("spindle.widgets._live", "spindle.client")
     assert rules("spindle.controlplane.history.engine", "spindle.controlplane.frontend")
-    assert rules("spindle.controlplane.cluster._node", "spindle.controlplane.cli")
-    assert not rules("spindle.controlplane.cluster.cli", "spindle.controlplane.cli")
+    assert rules("spindle.controlplane.cluster._node", "spindle.cli")
+    assert rules("spindle.client._client", "spindle.cli._output", "in a function")
+    assert not rules("spindle.cli.admin", "spindle.cli._output")
+    assert rules("spindle.cli.server", "spindle.controlplane.server")  # at module level: every command would load it
+    assert not rules("spindle.cli.server", "spindle.controlplane.server", "in a function")
+    assert rules("spindle.cli.workflow", "spindle.controlplane.history", "in a function")
+    assert rules("spindle.cli.workflow", "spindle.controlplane.cluster", "in a function")
+    assert not rules("spindle.cli.admin", "spindle.controlplane.store._spanner_schema", "in a function")
+    assert rules("spindle.cli.workflow", "spindle.client._client")
+    assert not rules("spindle.cli.workflow", "spindle.client")
     assert rules("spindle_tf.client", "spindle.controlplane.errors")
     assert rules("spindle.dsl._runtime", "spindle")
     assert not rules("spindle.dsl._runtime", "spindle.workflow")

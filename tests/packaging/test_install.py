@@ -46,7 +46,7 @@ def test_pyproject_lists_every_package_folder_and_maps_the_three_trees() -> None
 
 def test_console_script_and_plugins_point_into_spindle() -> None:
     project = _pyproject()["project"]
-    targets = [project["scripts"]["spindle"], *project["entry-points"]["spindle.cli"].values(),
+    targets = [project["scripts"]["spindle"], *project["entry-points"].get("spindle.cli", {}).values(),
                *project["entry-points"]["pytest11"].values()]
     assert all(t.startswith("spindle.") for t in targets), targets
 

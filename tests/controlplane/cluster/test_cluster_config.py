@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from spindle.cli import main
 from spindle.controlplane.cluster import ConfigError, StartupError, load_config, parse_config, run_from_config
-from spindle.controlplane.cli import main
 
 SPANNER = {"spanner": {"project": "p", "instance": "i", "database": "d"}}
 OPEN = {"mode": "none"}

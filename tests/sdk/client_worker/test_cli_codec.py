@@ -20,12 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from spindle import workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle._cli import _UserError, load_codecs
-from spindle.converter import EncryptionCodec, ZlibCodec
 from spindle_procs import DevServer, raw_history
+
+from spindle import workflow
+from spindle.cli import CliError
+from spindle.cli._connection import load_codecs
+from spindle.client import Client
+from spindle.converter import EncryptionCodec, ZlibCodec
+from spindle.worker import Worker
 
 pytest.importorskip("cryptography")
 
@@ -91,7 +93,7 @@ def test_codec_option_loads_factories_and_reports_bad_values(codec_dir: Path) ->
         (f"{module}:broken", "calling broken() failed: RuntimeError: no key service"),
         ("no_such_module_x:make", "cannot import module 'no_such_module_x'"),
     ]:
-        with pytest.raises(_UserError) as info:
+        with pytest.raises(CliError) as info:
             load_codecs([spec])
         assert str(info.value).startswith(f"--codec {spec!r}: ") and message in str(info.value)
 
@@ -107,7 +109,7 @@ async def server(tmp_path: Path) -> AsyncIterator[DevServer]:
 
 async def cli(cwd: Path, *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "spindle.controlplane.cli", *args, cwd=str(cwd),
+        sys.executable, "-m", "spindle.cli", *args, cwd=str(cwd),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await proc.communicate()
     return proc.returncode or 0, out.decode(), err.decode()

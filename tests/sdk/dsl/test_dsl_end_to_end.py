@@ -16,14 +16,15 @@ import pytest
 
 pytest.importorskip("spindle.controlplane.embedded")
 
-from spindle import activity  # noqa: E402
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle import dsl  # noqa: E402
-from spindle._workflow.replay import replay  # noqa: E402
-from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
-
 from examples.reports.activities import ACTIVITIES  # noqa: E402
+from spindle import (
+    activity,  # noqa: E402
+    dsl,  # noqa: E402
+)
+from spindle._workflow.replay import replay  # noqa: E402
+from spindle.client import Client
+from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
+from spindle.worker import Worker
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "reports" / "daily_sales.yaml"
@@ -315,10 +316,10 @@ async def test_yaml_child_workflow_signal_timeout_and_continue(client: Client) -
 
 
 def test_cli_run_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from spindle.dsl import cli
+    from spindle.cli import main
 
     monkeypatch.setenv("SPINDLE_REPORT_DIR", str(tmp_path / "reports"))
-    code = cli.main([
+    code = main([
         "dsl", "run", str(EXAMPLE), "--input", json.dumps({"date": "2024-05-03", "regions": ["us"]}),
         "--embedded", str(tmp_path / "cli.db"), "--activities", "examples.reports.activities",
     ])
@@ -331,7 +332,6 @@ def test_cli_run_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
 
 
 def _console_script_env() -> dict[str, str]:
-    import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     return env

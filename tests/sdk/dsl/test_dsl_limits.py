@@ -7,8 +7,6 @@ where there is one), from ``dsl.load`` and from ``spindle dsl validate``.
 
 from __future__ import annotations
 
-import argparse
-import io
 import textwrap
 
 from pathlib import Path
@@ -16,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from spindle import dsl
-from spindle.dsl import DslError, cli
+from spindle.cli import main
+from spindle.dsl import DslError
 from spindle.dsl._expressions import MAX_EXPRESSION_BRACKETS, MAX_EXPRESSION_DEPTH
 from spindle.dsl._parser import MAX_ALIAS_NODES, MAX_YAML_DEPTH
 
@@ -53,12 +52,11 @@ def test_billion_laughs_is_refused_at_the_alias_that_goes_over() -> None:
     )
 
 
-def test_spindle_dsl_validate_reports_billion_laughs(tmp_path: Path) -> None:
+def test_spindle_dsl_validate_reports_billion_laughs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "lol.yaml"
     path.write_text(BILLION_LAUGHS)
-    out, err = io.StringIO(), io.StringIO()
-    assert cli._validate(argparse.Namespace(files=[str(path)]), out, err) == 1
-    assert err.getvalue() == (
+    assert main(["dsl", "validate", str(path)]) == 1
+    assert capsys.readouterr().err == (
         f"{path}:6:8: aliases expand to more than {MAX_ALIAS_NODES} nodes (alias *d adds 7381); "
         "write the repeated parts out, or use fewer aliases\n"
     )

@@ -8,20 +8,18 @@ fires in virtual time and a worker given the same document runs it.
 
 from __future__ import annotations
 
-import argparse
-import textwrap
-
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from spindle import dsl
-from spindle.worker import Worker
+from spindle.cli import main
+from spindle.cli.dsl import PreparedSchedule, prepare_schedule
+from spindle.cli.dsl import schedule as dsl_schedule_command
 from spindle.client import ScheduleOverlapPolicy, decoded_args
-from spindle.controlplane.cli import build_parser, main
-from spindle.dsl.cli import _prepare_schedule as _prepare
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 UTC = timezone.utc
 
@@ -92,10 +90,11 @@ def test_a_bad_schedule_block_names_the_key_line_and_column(block: str, line: in
     assert str(err).startswith(f"<string>:{line}:{column}: ")
 
 
-def prepared(*argv: str) -> argparse.Namespace:
-    args = build_parser().parse_args(["dsl", "schedule", *argv])
-    _prepare(args)
-    return args
+def prepared(*argv: str) -> PreparedSchedule:
+    """What ``spindle dsl schedule ARGV`` would create (the flags parsed as the command line parses them)."""
+    params = dsl_schedule_command.make_context("schedule", list(argv)).params
+    return prepare_schedule(params["file"], **{k: params[k] for k in (
+        "cron", "interval", "phase", "tz", "input", "schedule_id", "workflow_id", "task_queue", "overlap", "paused")})
 
 
 def test_flags_override_the_block(tmp_path: Path) -> None:

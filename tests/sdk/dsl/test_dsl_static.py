@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import json
 import textwrap
 import xml.dom.minidom
@@ -15,7 +13,7 @@ import pytest
 import yaml
 
 from spindle import dsl
-from spindle.dsl import DslError, cli
+from spindle.dsl import DslError
 from spindle.dsl._build import COMMON_STEP_KEYS, HEADER_KEYS, KIND_KEYS, KIND_OPTIONS, RETRY_KEYS
 from spindle.dsl._durations import parse_duration
 from spindle.dsl._expressions import ExpressionError, Scope, render, split_template
@@ -293,70 +291,3 @@ def test_schema_rejects_what_the_loader_rejects(document: str) -> None:
     with pytest.raises(DslError):
         dsl.load(document + "\n")
     assert list(jsonschema.Draft202012Validator(_schema()).iter_errors(yaml.safe_load(document)))
-
-
-# --- CLI ----------------------------------------------------------------------
-
-
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="spindle")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(argv)
-
-
-def _call(argv: list[str]) -> tuple[int, str, str]:
-    args = _parse(argv)
-    out, err = io.StringIO(), io.StringIO()
-    code = args.func(args, out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def test_cli_validate_ok_and_errors(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(_doc(
-        """
-        name: w
-        steps:
-          - {id: a, activity: f, dependson: [x]}
-          - {id: b, activity: f, retries: 3}
-        """
-    ))
-    code, out, err = _call(["dsl", "validate", str(EXAMPLE), str(bad)])
-    assert code == 1
-    assert out == f"{EXAMPLE}: ok (daily_sales, 5 steps)\n"
-    assert err == (
-        f"{bad}:3:26: step 'a': unknown key 'dependson' in a step (did you mean 'depends_on'?)\n"
-        f"{bad}:4:26: step 'b': unknown key 'retries' in a step (did you mean 'retry'?)\n"
-    )
-    assert _call(["dsl", "validate", str(EXAMPLE)])[0] == 0
-
-
-def test_cli_validate_missing_file(tmp_path: Path) -> None:
-    code, _, err = _call(["dsl", "validate", str(tmp_path / "missing.yaml")])
-    assert code == 1
-    assert "missing.yaml: No such file or directory" in err
-
-
-@pytest.mark.parametrize("fmt", ["text", "dot", "svg"])
-def test_cli_graph(fmt: str, tmp_path: Path) -> None:
-    wf = dsl.load(EXAMPLE)
-    code, out, _ = _call(["dsl", "graph", str(EXAMPLE), "--format", fmt])
-    assert code == 0
-    assert out == {"text": wf.to_text, "dot": wf.to_dot, "svg": wf.to_svg}[fmt]()
-    target = tmp_path / f"g.{fmt}"
-    assert _call(["dsl", "graph", str(EXAMPLE), "--format", fmt, "-o", str(target)])[0] == 0
-    assert target.read_text() == out
-
-
-def test_cli_run_rejects_bad_inputs_before_connecting() -> None:
-    code, _, err = _call(["dsl", "run", str(EXAMPLE), "--input", '{"date": 5}', "--embedded", "/nonexistent/x.db"])
-    assert code == 2
-    assert err == f"{EXAMPLE}:14:3: input 'date' must be of type string, got integer 5\n"
-    code, _, err = _call(["dsl", "run", str(EXAMPLE), "--input", "{nope"])
-    assert code == 2
-    assert err.startswith("--input is not valid JSON")
-
-
-def test_cli_run_address_and_embedded_are_exclusive() -> None:
-    with pytest.raises(SystemExit):
-        _parse(["dsl", "run", str(EXAMPLE), "--address", "a:1", "--embedded", "x.db"])

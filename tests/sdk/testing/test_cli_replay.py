@@ -35,7 +35,7 @@ def patched_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _spindle(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "spindle.controlplane.cli", "replay", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "spindle.cli", "replay", *args], capture_output=True,
                           text=True, env=env, timeout=60, cwd=HERE)
 
 

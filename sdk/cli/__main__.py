@@ -1,0 +1,7 @@
+"""``python -m spindle.cli ...``: the ``spindle`` command line."""
+
+import sys
+
+from spindle.cli import main
+
+sys.exit(main())

@@ -1,0 +1,235 @@
+"""The connection flags of the client commands, and running a command body with a connected client.
+
+Every client command talks to a server (``--address``, default 127.0.0.1:7233) or an
+embedded database (``--address embedded:PATH``), in ``--namespace`` (``-n``, default
+``default``), with ``--api-key`` (default ``$SPINDLE_API_KEY``) when the server requires keys.
+
+TLS: ``--tls`` (TLS with the default roots), ``--tls-ca FILE`` (the server's CA),
+``--tls-cert FILE`` + ``--tls-key FILE`` (a client certificate: mutual TLS),
+``--tls-server-name NAME``. Each defaults to its environment variable (``SPINDLE_TLS``,
+``SPINDLE_TLS_CA_FILE``, ``SPINDLE_TLS_CERT_FILE``, ``SPINDLE_TLS_KEY_FILE``,
+``SPINDLE_TLS_SERVER_NAME``: the names ``spindle.envconfig`` and the Terraform provider
+read); a flag wins over its variable.
+
+Commands that show payloads take ``--codec MODULE:FACTORY`` (repeatable, in encoding order):
+the payload codecs the workers use, so that inputs are encoded as the workers expect and
+results, queries, histories and descriptions are shown decoded (``FACTORY`` is a
+``PayloadCodec``, or a callable returning one or a list of them).
+
+A command's body runs through :meth:`Connection.run`, which maps what can go wrong onto the
+exit codes of :mod:`spindle.cli._output`: a bad flag value (exit 2), the server's refusal,
+an unreachable server or a payload that cannot be decoded (exit 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import os
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from spindle.cli._output import CommandFailed, fail
+from spindle.cli._user_modules import UserModuleError, import_user_module
+
+if TYPE_CHECKING:
+    from spindle.client import Client
+    from spindle.converter import PayloadCodec
+
+__all__ = ["Connection", "client_options", "load_codecs", "tls_from_flags", "tls_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+
+#: The TLS flags, by the key ``spindle.client``'s TLS settings use.
+TLS_FLAGS = {"tls": "--tls", "ca_file": "--tls-ca", "cert_file": "--tls-cert", "key_file": "--tls-key",
+             "server_name": "--tls-server-name"}
+
+
+def _api_key_from_env() -> str | None:
+    return os.environ.get("SPINDLE_API_KEY") or None
+
+
+def api_key_option(f: F) -> F:
+    """``--api-key KEY`` (default ``$SPINDLE_API_KEY``; an empty variable counts as unset)."""
+    return click.option("--api-key", default=_api_key_from_env, metavar="KEY", show_default=False,
+                        help="API key, spk_... (default: $SPINDLE_API_KEY)")(f)
+
+
+def tls_options(f: F) -> F:
+    """The TLS flags (module docstring), as parameters ``tls``, ``tls_ca``, ``tls_cert``, ``tls_key``, ``tls_server_name``."""
+    for option in reversed([
+        click.option("--tls", is_flag=True, default=False,
+                     help="connect with TLS (implied by any other --tls-* flag; env SPINDLE_TLS)"),
+        click.option("--tls-ca", metavar="FILE", default=None,
+                     help="PEM CA the server's certificate must chain to (env SPINDLE_TLS_CA_FILE)"),
+        click.option("--tls-cert", metavar="FILE", default=None,
+                     help="PEM client certificate for mutual TLS; needs --tls-key (env SPINDLE_TLS_CERT_FILE)"),
+        click.option("--tls-key", metavar="FILE", default=None,
+                     help="PEM private key of --tls-cert (env SPINDLE_TLS_KEY_FILE)"),
+        click.option("--tls-server-name", metavar="NAME", default=None,
+                     help="name the server's certificate is checked against (env SPINDLE_TLS_SERVER_NAME)"),
+    ]):
+        f = option(f)
+    return f
+
+
+def codec_option(f: F) -> F:
+    """``--codec MODULE:FACTORY`` (repeatable), as the parameter ``codec`` (a tuple)."""
+    return click.option("--codec", multiple=True, metavar="MODULE:FACTORY",
+                        help="a payload codec the workers use, e.g. myapp.codecs:make_codec (a PayloadCodec or a "
+                             "callable returning one or a list); repeat for a chain, in encoding order")(f)
+
+
+def tls_from_flags(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Any:
+    """``tls`` for ``Client.connect`` from the TLS flags' values (``tls``, ``tls_ca``, ...), each else its variable.
+
+    Returns None (not said: plaintext), True (the default roots), False (off) or a
+    ``TLSConfig``.
+
+    Raises:
+        ValueError: a file cannot be read or is not PEM, a certificate without its key, TLS
+            turned off (``SPINDLE_TLS=false``) with files; the message names the flag or variable.
+    """
+    # No public function merges flags with the environment and names the flag in errors:
+    # this is the one the SDK's own environment loader uses (spindle.envconfig).
+    from spindle.client._tls import ENV_VARS, env_bool, tls_from_files
+
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for key, flag in TLS_FLAGS.items():
+        value = flags.get(flag[2:].replace("-", "_"))
+        if key == "tls" and not value:
+            value = None  # a bare flag: absent means "not said", so SPINDLE_TLS still counts
+        if value is None:  # not on the command line: its variable (named in errors only when it is set)
+            value = env_bool(env, ENV_VARS[key]) if key == "tls" else env.get(ENV_VARS[key]) or None
+            names[key] = ENV_VARS[key] if value is not None else flag
+        else:
+            names[key] = flag
+        values[key] = value
+    return tls_from_files(enabled=values["tls"], ca_file=values["ca_file"], cert_file=values["cert_file"],
+                          key_file=values["key_file"], server_name=values["server_name"], names=names)
+
+
+def load_codecs(specs: Sequence[str]) -> list[PayloadCodec]:
+    """The codecs named by ``--codec MODULE:FACTORY`` values, in order.
+
+    Raises:
+        CliError: a malformed value, a module that cannot be imported, a missing attribute,
+            a factory that fails, or something that is not a ``PayloadCodec`` (exit status 2).
+    """
+    from spindle.converter import PayloadCodec
+
+    codecs: list[PayloadCodec] = []
+    for spec in specs:
+        flag = f"--codec {spec!r}"
+        module_name, sep, attr = spec.partition(":")
+        if not sep or not module_name or not attr:
+            fail(f"{flag}: expected MODULE:FACTORY, e.g. myapp.codecs:make_codec")
+        try:
+            obj: Any = import_user_module(module_name, flag)
+        except UserModuleError as e:
+            fail(str(e))
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                fail(f"{flag}: {module_name!r} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        if not isinstance(obj, PayloadCodec):
+            if not callable(obj):
+                fail(f"{flag}: {attr!r} is a {type(obj).__name__}, not a PayloadCodec or a factory")
+            try:
+                obj = obj()
+            except Exception as e:  # noqa: BLE001 - the user's factory: report, do not crash
+                fail(f"{flag}: calling {attr}() failed: {type(e).__name__}: {e}")
+        made = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        for codec in made:
+            if not isinstance(codec, PayloadCodec):
+                fail(f"{flag}: {attr} gave a {type(codec).__name__}, not a PayloadCodec")
+        codecs.extend(made)
+    return codecs
+
+
+@dataclasses.dataclass(frozen=True)
+class Connection:
+    """Where and how a client command connects (the values of :func:`client_options`)."""
+
+    address: str = DEFAULT_ADDRESS
+    namespace: str = "default"
+    api_key: str | None = None
+    tls_flags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    codecs: Sequence[str] = ()
+
+    def run(self, body: Callable[[Client], Awaitable[int | None]]) -> int:
+        """Connect, run ``body(client)``, close; return its exit status (None: 0).
+
+        Raises:
+            CliError: exit 2 for a bad TLS flag or codec or address; CommandFailed (exit 1) when the server
+                refuses (an RPC error, a failed workflow, query or update), cannot be
+                reached, or a payload cannot be decoded.
+        """
+        from spindle import exceptions as E
+        from spindle.client import Client
+
+        async def main() -> int:
+            try:
+                tls = tls_from_flags(self.tls_flags)
+            except ValueError as e:
+                fail(str(e))
+            codecs = load_codecs(self.codecs)
+            try:
+                client = await Client.connect(self.address, namespace=self.namespace, api_key=self.api_key, tls=tls,
+                                              codecs=codecs)
+            except ValueError as e:
+                fail(str(e))
+            try:
+                return int(await body(client) or 0)
+            finally:
+                await client.close()
+
+        try:
+            return asyncio.run(main())
+        except (E.RPCError, E.WorkflowFailureError, E.QueryFailedError, E.UpdateFailedError) as e:
+            raise CommandFailed(str(e)) from None
+        except OSError as e:
+            raise CommandFailed(f"cannot reach {self.address}: {e}") from None
+        except ValueError as e:  # a payload the codecs (or the converter) cannot decode
+            raise CommandFailed(str(e)) from None
+
+
+_CONNECTION_PARAMS = ("address", "namespace", "api_key", "tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name",
+                      "codec")
+
+
+def client_options(*, codec: bool = True) -> Callable[[F], F]:
+    """The connection flags (and ``--codec`` unless ``codec=False``), handed to the command as ``conn``.
+
+    The decorated function takes a :class:`Connection` as its first argument instead of
+    the separate flag values.
+    """
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def command(**params: Any) -> Any:
+            given = {name: params.pop(name) for name in _CONNECTION_PARAMS if name in params}
+            conn = Connection(address=given["address"], namespace=given["namespace"], api_key=given["api_key"],
+                              tls_flags={k: v for k, v in given.items() if k.startswith("tls")},
+                              codecs=tuple(given.get("codec", ())))
+            return f(conn, **params)
+
+        wrapped: Any = command
+        if codec:
+            wrapped = codec_option(wrapped)
+        wrapped = tls_options(wrapped)
+        wrapped = api_key_option(wrapped)
+        wrapped = click.option("--namespace", "-n", default="default", help="namespace (default 'default')")(wrapped)
+        wrapped = click.option("--address", default=DEFAULT_ADDRESS,
+                               help="server address, or embedded:PATH (default 127.0.0.1:7233)")(wrapped)
+        return wrapped
+
+    return decorate

@@ -1,0 +1,113 @@
+"""``spindle replay``: replay history JSON files through workflow code (for CI).
+
+    spindle replay --workflows myapp.workflows:OrderWorkflow [--workflows ...] histories/*.json
+
+Exit status: 0 when every history replays, 1 when at least one does not (each failing
+file is listed with its error, e.g. the NonDeterminismError message), 2 for usage errors
+(a ``--workflows`` value that cannot be imported, no files).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from spindle.cli._output import FAILED, OK, CliError, out
+from spindle.cli._user_modules import UserModuleError, import_user_module
+
+__all__ = ["command", "resolve_workflow", "run_replay"]
+
+
+def _usage(message: str) -> CliError:
+    return CliError(message, prefix="spindle replay")
+
+
+def resolve_workflow(spec: str) -> list[Any]:
+    """Import ``module:attr`` (``attr`` may be dotted) and return the workflow definitions it names.
+
+    Raises:
+        CliError: malformed spec, module or attribute missing, or not a workflow (exit status 2).
+    """
+    from spindle.testing import Replayer
+
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise _usage(f"--workflows {spec!r}: expected MODULE:ATTR, e.g. myapp.workflows:OrderWorkflow")
+    try:
+        obj: Any = import_user_module(module_name, f"--workflows {spec!r}")
+    except UserModuleError as e:
+        raise _usage(str(e)) from e
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise _usage(f"--workflows {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+    for item in items:
+        try:
+            Replayer(workflows=[item])  # checks that it is a workflow definition
+        except TypeError as e:
+            raise _usage(f"--workflows {spec!r}: {e}") from e
+    return items
+
+
+def _expand(paths: Sequence[str]) -> list[pathlib.Path]:
+    found: list[pathlib.Path] = []
+    for raw in paths:
+        p = pathlib.Path(raw)
+        if p.is_dir():
+            inside = sorted(p.rglob("*.json"))
+            if not inside:
+                raise _usage(f"{raw}: directory contains no *.json files")
+            found.extend(inside)
+        elif p.exists():
+            found.append(p)
+        else:
+            raise _usage(f"{raw}: no such file or directory")
+    return found
+
+
+def run_replay(workflow_specs: Sequence[str], paths: Sequence[str]) -> int:
+    """Replay ``paths`` with the workflows named by ``workflow_specs``; return the exit status.
+
+    Prints one ``ok``/``FAILED`` line per file and a summary. Never raises for a failing history.
+
+    Raises:
+        CliError: a usage error (exit status 2).
+    """
+    from spindle.testing import Replayer
+
+    workflows = [w for spec in workflow_specs for w in resolve_workflow(spec)]
+    try:
+        replayer = Replayer(workflows=workflows)
+    except ValueError as e:  # two definitions of one workflow type
+        raise _usage(str(e)) from None
+    files = _expand(paths)
+    report = asyncio.run(replayer.replay_workflows(files))
+    for r in report.results:
+        if r.ok:
+            out(f"ok      {r.source} ({r.workflow_type} {r.workflow_id})")
+        else:
+            out(f"FAILED  {r.source} ({r.workflow_type or '?'} {r.workflow_id or '?'}): "
+                f"{type(r.error).__name__}: {r.error}")
+    n_fail = len(report.failures)
+    out(f"{len(report.results) - n_fail} of {len(report.results)} histories replayed"
+        + (f"; {n_fail} failed" if n_fail else ""))
+    return FAILED if n_fail else OK
+
+
+@click.command("replay", short_help="check that workflow code reproduces recorded histories (JSON files)",
+               help="Replay each history JSON file (History.to_json() / `spindle workflow show --output json`) through "
+                    "the given workflow definitions (PATH: a history JSON file, or a directory: every *.json below it). "
+                    "Exit 0 if all replay, 1 if any fails, 2 on usage errors.")
+@click.option("--workflows", "-w", multiple=True, required=True, metavar="MODULE:ATTR",
+              help="a workflow definition to register, e.g. myapp.workflows:OrderWorkflow (repeatable); MODULE:ATTR "
+                   "may also name a list of definitions")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+def command(workflows: tuple[str, ...], paths: tuple[str, ...]) -> int:
+    return run_replay(workflows, paths)
