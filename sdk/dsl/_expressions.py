@@ -43,6 +43,7 @@ from spindle.dsl._sandbox import (
 )
 
 __all__ = [
+    "CLOSE",
     "MAX_EXPRESSION_BRACKETS",
     "MAX_EXPRESSION_DEPTH",
     "MAX_INT_BITS",
@@ -50,6 +51,7 @@ __all__ = [
     "MAX_VALUE_NESTING",
     "MAX_VALUE_SIZE",
     "MAX_WORK",
+    "OPEN",
     "Expression",
     "ExpressionError",
     "Reference",
@@ -62,8 +64,9 @@ __all__ = [
     "whole_expression",
 ]
 
-_OPEN = "${{"
-_CLOSE = "}}"
+#: What opens and closes an expression in a string.
+OPEN = "${{"
+CLOSE = "}}"
 #: Brackets ``()``, ``[]``, ``{}`` may nest at most this deep in one expression.
 MAX_EXPRESSION_BRACKETS = 20
 #: An expression's syntax tree (operators, filters, lookups) may be at most this deep.
@@ -127,7 +130,7 @@ GLOBAL_NAMES = frozenset(ENVIRONMENT.globals)
 
 def has_expression(value: object) -> bool:
     """True if ``value`` is a string holding at least one ``${{``."""
-    return isinstance(value, str) and _OPEN in value
+    return isinstance(value, str) and OPEN in value
 
 
 def _parse(source: str) -> nodes.Expr:
@@ -200,7 +203,7 @@ def split_template(text: str) -> tuple[TemplatePart, ...]:
     parts: list[TemplatePart] = []
     position = 0
     while True:
-        start = text.find(_OPEN, position)
+        start = text.find(OPEN, position)
         if start < 0:
             if position < len(text):
                 parts.append(text[position:])
@@ -213,12 +216,12 @@ def split_template(text: str) -> tuple[TemplatePart, ...]:
 
 
 def _expression_at(text: str, start: int) -> Expression:
-    inner_start = start + len(_OPEN)
+    inner_start = start + len(OPEN)
     end = _closing(text, inner_start)
     if end < 0:
-        end = text.find(_CLOSE, inner_start)  # unbalanced: let the parser say what is wrong
+        end = text.find(CLOSE, inner_start)  # unbalanced: let the parser say what is wrong
     if end < 0:
-        raise ExpressionError(f"unterminated expression: {_OPEN} without {_CLOSE}", start)
+        raise ExpressionError(f"unterminated expression: {OPEN} without {CLOSE}", start)
     raw = text[inner_start:end]
     if not raw.strip():
         raise ExpressionError("empty expression '${{ }}'", start)
@@ -232,7 +235,7 @@ def _expression_at(text: str, start: int) -> Expression:
     every = [tree, *tree.find_all(nodes.Node)]  # find_all skips the root itself
     filters = tuple(sorted({n.name for n in every if isinstance(n, nodes.Filter)}))
     tests = tuple(sorted({n.name for n in every if isinstance(n, nodes.Test)}))
-    return Expression(raw, start, end + len(_CLOSE), tuple(refs), filters, tests)
+    return Expression(raw, start, end + len(CLOSE), tuple(refs), filters, tests)
 
 
 def _closing(text: str, position: int) -> int:
@@ -246,7 +249,7 @@ def _closing(text: str, position: int) -> int:
         token = match.group()
         if token in ("(", "[", "{"):
             depth += 1
-        elif token == "}" and depth == 0 and text.startswith(_CLOSE, match.start()):
+        elif token == "}" and depth == 0 and text.startswith(CLOSE, match.start()):
             return match.start()
         elif token in (")", "]", "}"):
             depth = max(0, depth - 1)
@@ -340,7 +343,7 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
     text (null as empty, booleans as ``true``/``false``, lists and objects as JSON).
     """
     if isinstance(value, str):
-        if _OPEN not in value:
+        if OPEN not in value:
             return value
         parts = split_template(value)
         single = whole_expression(parts)
