@@ -1,4 +1,4 @@
-"""The optional ``schedule:`` block of a YAML workflow: checked like the rest of the document.
+"""The optional ``schedule:`` block of a YAML workflow: what its shape (``_language.SCHEDULE``) cannot say.
 
 ```yaml
 schedule:
@@ -7,44 +7,29 @@ schedule:
   interval: 1h/15m             # EVERY or EVERY/PHASE, or a list of them
   time_zone: Europe/Berlin     # IANA name the cron expressions are read in (default UTC)
   inputs: {date: "today"}      # the inputs of every scheduled run (checked against 'inputs')
-  overlap: skip                # skip, buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+  overlap: skip                # when a run is due while the last one runs (_language.OVERLAP_NAMES)
   jitter: 30s
 ```
 
-At least one of ``cron`` and ``interval``. ``spindle dsl schedule`` uses the block where
-its flags are absent. Each problem is a ``DslError`` at the key's line and column.
+Keys, types and the overlap names are checked with the rest of the document; here, the
+cron expressions, the time zone, each interval's arithmetic (whole seconds, a phase
+shorter than the period) and the inputs against the declared ones. ``spindle dsl
+schedule`` uses the block where its flags are absent. Each problem is a ``DslError`` at
+the value's line and column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from spindle.dsl._durations import parse_duration
-from spindle.dsl._errors import Pos
+from spindle.dsl._language import INTERVAL
 from spindle.dsl._model import InputSpec, ScheduleBlock, json_type, value_matches
 from spindle.dsl._parser import YMap, YNode, YScalar, YSeq, plain
+from spindle.dsl._shapes import Ctx
 
-T = TypeVar("T")
-
-
-class _Builder(Protocol):
-    """What this module needs of the document builder (``spindle.dsl._build``): record errors, check shapes."""
-
-    def error(self, reason: str, pos: Pos, step: str | None = None) -> None: ...
-    def fail(self, reason: str, pos: Pos, step: str | None = None) -> Exception: ...
-    def mapping(self, node: YNode, what: str, step: str | None = None) -> YMap: ...
-    def check_keys(self, node: YMap, allowed: Iterable[str], what: str, step: str | None = None) -> None: ...
-    def scalar(self, node: YNode, what: str, types: tuple[type, ...], step: str | None = None) -> Any: ...
-    def static_string(self, node: YNode, what: str, step: str | None = None) -> str: ...
-    def duration(self, node: YNode, what: str, step: str | None = None) -> float: ...
-    def attempt(self, build: Callable[[], T]) -> T | None: ...
-
-__all__ = ["OVERLAP_NAMES", "SCHEDULE_KEYS", "build_schedule_block", "parse_interval"]
-
-SCHEDULE_KEYS = ("id", "cron", "interval", "time_zone", "inputs", "overlap", "jitter")
-OVERLAP_NAMES = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
+__all__ = ["build_schedule_block", "parse_interval"]
 
 
 def parse_interval(text: str) -> tuple[int, int]:
@@ -65,101 +50,69 @@ def parse_interval(text: str) -> tuple[int, int]:
     return int(spec.every.total_seconds()), int(spec.offset.total_seconds())
 
 
-def _strings(b: _Builder, node: YNode, what: str) -> list[YScalar]:
+def _items(node: YNode) -> list[YScalar]:
+    """A string or a list of strings (the block passed its check)."""
     items = node.items if isinstance(node, YSeq) else [node]
-    out = []
-    for item in items:
-        b.scalar(item, what, (str,))
-        assert isinstance(item, YScalar)
-        out.append(item)
-    if not out:
-        raise b.fail(f"{what} must not be an empty list", node.pos)
-    return out
+    return [item for item in items if isinstance(item, YScalar)]
 
 
-def build_schedule_block(b: _Builder, node: YNode, inputs: tuple[InputSpec, ...]) -> ScheduleBlock:
-    """Check a ``schedule:`` block; every problem is recorded on ``b`` (at the key's position)."""
+def build_schedule_block(ctx: Ctx, block: YMap, inputs: tuple[InputSpec, ...] | None) -> ScheduleBlock:
+    """Check what a schema cannot of a ``schedule:`` block; problems go to ``ctx``.
+
+    The block's keys were checked against ``SCHEDULE``: the value of each key that
+    passed is checked further here. ``inputs``: the declared inputs, or None if they did
+    not pass their own check (then the block's inputs are not compared with them).
+    """
     from spindle.api._schedule_rules import check_cron_expression, check_time_zone_name
 
-    block = b.mapping(node, "'schedule'")
-    b.check_keys(block, SCHEDULE_KEYS, "'schedule'")
-    items = block.items
-    if "cron" not in items and "interval" not in items:
-        b.error("'schedule' needs 'cron' or 'interval' (or both)", block.pos)
-    values: dict[str, Any] = {}
-
-    def one(key: str, build: Any) -> None:
-        if key in items:
-            got = b.attempt(lambda: build(items[key]))
-            if got is not None:
-                values[key] = got
-
-    def schedule_id(n: YNode) -> str:
-        return b.static_string(n, "'schedule.id'")
-
-    def crons(n: YNode) -> tuple[str, ...]:
-        out = []
-        for item in _strings(b, n, "'schedule.cron'"):
-            try:
-                check_cron_expression(item.value)
-            except ValueError as e:
-                b.error(f"'schedule.cron': {e}", item.pos)
-                continue
-            out.append(item.value)
-        return tuple(out)
-
-    def intervals(n: YNode) -> tuple[tuple[int, int], ...]:
-        out = []
-        for item in _strings(b, n, "'schedule.interval'"):
-            try:
-                out.append(parse_interval(item.value))
-            except ValueError as e:
-                b.error(f"'schedule.interval': {e} (an interval is EVERY or EVERY/PHASE, e.g. 1h or 1h/15m)", item.pos)
-        return tuple(out)
-
-    def zone(n: YNode) -> str:
-        value = b.scalar(n, "'schedule.time_zone'", (str,))
+    items = {key: node for key, node in block.items.items() if ctx.ok(node)}
+    crons: list[str] = []
+    for item in _items(items["cron"]) if "cron" in items else []:
         try:
-            return check_time_zone_name(value, what="'schedule.time_zone':")
+            check_cron_expression(item.value)
+            crons.append(item.value)
         except ValueError as e:
-            raise b.fail(str(e), n.pos) from None
+            ctx.error(f"'schedule.cron': {e}", item.pos, None)
+    intervals: list[tuple[int, int]] = []
+    for item in _items(items["interval"]) if "interval" in items else []:
+        try:
+            intervals.append(parse_interval(item.value))
+        except ValueError as e:
+            ctx.error(f"'schedule.interval': {e}{INTERVAL.help}", item.pos, None)
+    zone = None
+    if "time_zone" in items:
+        node = items["time_zone"]
+        assert isinstance(node, YScalar)
+        try:
+            zone = check_time_zone_name(node.value, what="'schedule.time_zone':")
+        except ValueError as e:
+            ctx.error(str(e), node.pos, None)
+    given: dict[str, Any] | None = None
+    if "inputs" in items and inputs is not None:
+        given = _given_inputs(ctx, items["inputs"], inputs)
+    return ScheduleBlock(id=_value(items, "id"), cron=tuple(crons), intervals=tuple(intervals), time_zone=zone,
+                         inputs=given, overlap=_value(items, "overlap"),
+                         jitter=parse_duration(_value(items, "jitter")) if "jitter" in items else None, pos=block.pos)
 
-    def overlap(n: YNode) -> str:
-        value = b.scalar(n, "'schedule.overlap'", (str,))
-        key = value.strip().lower().replace("-", "_")
-        if key not in OVERLAP_NAMES:
-            raise b.fail(f"'schedule.overlap': unknown policy {value!r}; use one of {', '.join(OVERLAP_NAMES)}", n.pos)
-        return key
 
-    def jitter(n: YNode) -> float:
-        return b.duration(n, "'schedule.jitter'")
+def _value(items: dict[str, YNode], key: str) -> Any:
+    node = items.get(key)
+    return node.value if isinstance(node, YScalar) else None
 
-    def given_inputs(n: YNode) -> dict[str, Any]:
-        m = b.mapping(n, "'schedule.inputs'")
-        declared = {spec.name: spec for spec in inputs}
-        out: dict[str, Any] = {}
-        for name, value_node in m.items.items():
-            value = plain(value_node)
-            spec = declared.get(name)
-            if spec is None:
-                known = ", ".join(declared) or "none are declared"
-                b.error(f"'schedule.inputs': unknown input {name!r} (declared: {known})", m.where(name))
-            elif not value_matches(value, spec.type):
-                b.error(f"'schedule.inputs': input {name!r} must be of type {spec.type}, got "
-                        f"{json_type(value)} {value!r}", value_node.pos)
-            else:
-                out[name] = value
-        return out
 
-    one("id", schedule_id)
-    one("cron", crons)
-    one("interval", intervals)
-    one("time_zone", zone)
-    one("overlap", overlap)
-    one("jitter", jitter)
-    one("inputs", given_inputs)
-    if not isinstance(block, YMap):  # pragma: no cover - mapping() raised
-        raise AssertionError
-    return ScheduleBlock(id=values.get("id"), cron=values.get("cron", ()), intervals=values.get("interval", ()),
-                         time_zone=values.get("time_zone"), inputs=values.get("inputs"),
-                         overlap=values.get("overlap"), jitter=values.get("jitter"), pos=block.pos)
+def _given_inputs(ctx: Ctx, node: YNode, inputs: tuple[InputSpec, ...]) -> dict[str, Any]:
+    assert isinstance(node, YMap)
+    declared = {spec.name: spec for spec in inputs}
+    out: dict[str, Any] = {}
+    for name, value_node in node.items.items():
+        value = plain(value_node)
+        spec = declared.get(name)
+        if spec is None:
+            known = ", ".join(declared) or "none are declared"
+            ctx.error(f"'schedule.inputs': unknown input {name!r} (declared: {known})", node.where(name), None)
+        elif not value_matches(value, spec.type):
+            ctx.error(f"'schedule.inputs': input {name!r} must be of type {spec.type}, got "
+                      f"{json_type(value)} {value!r}", value_node.pos, None)
+        else:
+            out[name] = value
+    return out

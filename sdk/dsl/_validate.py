@@ -5,18 +5,26 @@ Also checks the inputs an execution is started with (``check_inputs``).
 
 from __future__ import annotations
 
-import difflib
-
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import networkx as nx
 
-from spindle.dsl._build import CHILD_RETRY_ERROR, json_type, value_matches
 from spindle.dsl._errors import STRING_SOURCE, DslError, Pos
 from spindle.dsl._expressions import ENVIRONMENT, GLOBAL_NAMES, Reference
 from spindle.dsl._graph import build_graph, find_cycles
-from spindle.dsl._model import ChildWorkflowCall, Compensation, ExprSite, Source, Step, WorkflowDag
+from spindle.dsl._language import CHILD_RETRY_ERROR
+from spindle.dsl._model import (
+    ChildWorkflowCall,
+    Compensation,
+    ExprSite,
+    Source,
+    Step,
+    WorkflowDag,
+    json_type,
+    value_matches,
+)
+from spindle.dsl._shapes import suggest as _suggest
 
 __all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
 
@@ -24,11 +32,6 @@ __all__ = ["STEP_FIELDS", "WORKFLOW_FIELDS", "check_inputs", "validate_dag"]
 STEP_FIELDS = ("result", "status", "error")
 #: What ``workflow`` offers.
 WORKFLOW_FIELDS = ("id", "run_id", "type", "task_queue", "namespace", "attempt", "now")
-
-
-def _suggest(word: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class _Visible:

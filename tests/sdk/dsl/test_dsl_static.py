@@ -1,4 +1,4 @@
-"""Loading, compiled JSON, expressions, graph renderings, schema and the CLI (no runtime)."""
+"""Loading, compiled JSON, expressions and graph renderings, no runtime (schema: test_dsl_schema; CLI: test_dsl_cli)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from spindle import dsl
 from spindle.dsl import DslError
-from spindle.dsl._build import COMMON_STEP_KEYS, HEADER_KEYS, KIND_KEYS, KIND_OPTIONS, RETRY_KEYS
 from spindle.dsl._durations import parse_duration
 from spindle.dsl._expressions import ExpressionError, Scope, render, split_template
-from spindle.dsl._graph import find_cycles, build_graph
+from spindle.dsl._graph import build_graph, find_cycles
 from spindle.dsl._model import dag_from_json
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "reports" / "daily_sales.yaml"
-SCHEMA = ROOT / "sdk" / "dsl" / "schema.json"
 
 
 def _doc(text: str) -> str:
@@ -249,45 +246,3 @@ def test_svg_rendering_is_well_formed_and_layered() -> None:
     }
     assert xs["start"] < xs["left"] == xs["right"] < xs["join"]
     assert len(document.getElementsByTagName("path")) == 1 + 4  # arrow marker + 4 edges
-
-
-# --- schema -----------------------------------------------------------------
-
-
-def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(SCHEMA.read_text())
-    return schema
-
-
-def test_schema_lists_exactly_the_keys_the_loader_knows() -> None:
-    schema = _schema()
-    assert set(schema["properties"]) == set(HEADER_KEYS)
-    variants = {v["title"]: v for v in schema["$defs"]["step"]["oneOf"]}
-    assert set(variants) == set(KIND_KEYS)
-    for kind, variant in variants.items():
-        assert set(variant["properties"]) == {kind, *KIND_OPTIONS[kind], *COMMON_STEP_KEYS}
-    assert set(schema["$defs"]["retry"]["properties"]) == set(RETRY_KEYS)
-
-
-def test_schema_is_valid_and_accepts_the_example() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = _schema()
-    jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.validate(yaml.safe_load(EXAMPLE.read_text()), schema)
-
-
-@pytest.mark.parametrize(
-    "document",
-    [
-        "{name: w, steps: [{id: a, activity: f, sleep: 5s}]}",
-        "{name: w, steps: [{id: a, activity: f, dependson: [b]}]}",
-        "{name: w, steps: [{id: a, sleep: 5 minutes}]}",
-        "{name: w, steps: [{id: a, activity: f, timeout: 5s}]}",
-        "{steps: [{id: a, activity: f}]}",
-    ],
-)
-def test_schema_rejects_what_the_loader_rejects(document: str) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    with pytest.raises(DslError):
-        dsl.load(document + "\n")
-    assert list(jsonschema.Draft202012Validator(_schema()).iter_errors(yaml.safe_load(document)))
