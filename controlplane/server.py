@@ -143,6 +143,14 @@ class DevServerError(Exception):
     """``run_dev`` cannot start; the message names the flag or file at fault (the CLI prints it, exit status 2)."""
 
 
+def new_api_key_secret() -> str:
+    """A fresh API key secret (``spk_...``), as ``spindle admin api-key new-secret`` prints it for
+    ``auth.bootstrap_admin_key_file``; no server is involved."""
+    from spindle.controlplane.auth import format_secret, new_secret
+
+    return format_secret(new_secret())
+
+
 def check_dev_tls(cert_file: str | None, key_file: str | None, client_ca_file: str | None) -> ServerTLS | None:
     """The ``ServerTLS`` of start-dev's ``--tls-*`` flags (None: plaintext).
 

@@ -53,17 +53,12 @@ def setup_schema(config: str | None, project: str | None, instance: str | None, 
                                        database or cfg.store.database)
     if not (project and instance and database):
         fail("setup-schema: give --config FILE or all of --project, --instance and --database")
+    from spindle.controlplane.cluster import setup_spanner_schema
+
     try:
-        from google.cloud import spanner
+        result = setup_spanner_schema(project, instance, database)
     except ImportError:
         fail("google-cloud-spanner is not installed (pip install 'spindle[spanner]')")
-    from spindle.controlplane.store._spanner_schema import setup_schema as apply_schema
-    from spindle.controlplane.store.spanner import configure_emulator_env
-
-    configure_emulator_env()
-    db = spanner.Client(project=project).instance(instance).database(database)
-    try:
-        result = apply_schema(db)
     except Exception as e:  # noqa: BLE001 - one line for the operator
         fail(f"setup-schema failed: {type(e).__name__}: {e}")
     what = "created database; " if result.created_database else ""
@@ -148,8 +143,7 @@ def revoke(conn: Connection, key_id: str) -> int:
                  help="Print a fresh API key secret, for auth.bootstrap_admin_key_file when it is kept in a secret "
                       "store. A server makes it a system_admin key at start.")
 def new_secret() -> int:
-    from spindle.controlplane.auth import format_secret
-    from spindle.controlplane.auth import new_secret as make_secret
+    from spindle.controlplane.server import new_api_key_secret
 
-    out(format_secret(make_secret()))
+    out(new_api_key_secret())
     return OK

@@ -1,6 +1,6 @@
 """``spindle terraform install-provider``: install the Spindle Terraform provider for local use.
 
-The installer (``spindle.controlplane.terraform_cli``: the provider's own virtual
+The installer (``spindle.cli._terraform_install``: the provider's own virtual
 environment, its gRPC stubs, a launcher, a filesystem mirror and two Terraform CLI
 configuration files) is imported only when the command runs; this module parses the flags
 and prints what was written and how to use it.
@@ -36,8 +36,8 @@ group = new_group("terraform", "the Spindle Terraform provider")
               help="Python (3.11+) to create the virtual environment with (default: this one)")
 @click.option("--source", help="provider sources (default: terraform/provider of this checkout)")
 def install_provider(dest: str | None, venv: str | None, python: str, source: str | None) -> int:
-    from spindle.controlplane.terraform_cli import PROVIDER_SOURCE, PROVIDER_VERSION, InstallError, default_install_dir
-    from spindle.controlplane.terraform_cli import install_provider as install
+    from spindle.cli._terraform_install import PROVIDER_SOURCE, PROVIDER_VERSION, InstallError, default_install_dir
+    from spindle.cli._terraform_install import install_provider as install
 
     try:
         res = install(Path(dest) if dest else default_install_dir(), venv=Path(venv) if venv else None,

@@ -27,12 +27,9 @@ Layering (docs/DESIGN.md#layout and #rules-of-the-house, issue 14):
 - ``spindle.widgets`` imports only the public SDK (modules with no ``_``-prefixed part).
 - The history engine (``spindle.controlplane.history``) does not import the frontend.
 - The command line, ``spindle.cli``, imports of the control plane only its entry points
-  ``spindle.controlplane.server``, ``.embedded`` and ``.config``, and only inside a function
-  (``spindle workflow ...`` never loads a server). The commands that run a cluster member,
-  set up its schema, make an API key secret or install the Terraform provider
-  (``spindle.cli.server``, ``.admin``, ``.terraform``) may also import, inside a function,
-  the control-plane modules that implement them (``CLI_COMMAND_MODULES``). Of the SDK it
-  uses the public modules (no ``_``-prefixed part).
+  ``spindle.controlplane.server``, ``.embedded``, ``.config`` and ``.cluster`` (cluster members
+  and their schema), and only inside a function (``spindle workflow ...`` never loads a
+  server). Of the SDK it uses the public modules (no ``_``-prefixed part).
 - Only command-line modules (``spindle.cli`` and its modules, the console script, the
   ``spindle.cli`` entry-point plugins, ``__main__``) import a command-line module: a lower
   layer never imports the CLI.
@@ -82,16 +79,8 @@ ALLOWED_LAYERING: dict[tuple[str, str], str] = {
 }
 
 #: The control plane's entry points, which the command line may import (inside a function).
-CLI_ENTRY_POINTS = {"spindle.controlplane.server", "spindle.controlplane.embedded", "spindle.controlplane.config"}
-
-#: Command-line modules whose operator commands may import (inside a function) the control-plane
-#: modules that implement them: module -> package prefixes.
-CLI_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "spindle.cli.server": ("spindle.controlplane.cluster",),  # server start: a cluster member
-    "spindle.cli.admin": ("spindle.controlplane.cluster", "spindle.controlplane.store",  # setup-schema
-                          "spindle.controlplane.auth"),  # api-key new-secret
-    "spindle.cli.terraform": ("spindle.controlplane.terraform_cli",),  # terraform install-provider
-}
+CLI_ENTRY_POINTS = {"spindle.controlplane.server", "spindle.controlplane.embedded", "spindle.controlplane.config",
+                    "spindle.controlplane.cluster"}
 
 
 # ------------------------------------------------------------------------------ the import graph
@@ -262,7 +251,7 @@ def test_the_walk_finds_every_tree_and_resolves_relative_and_submodule_imports(g
     # ``from spindle import workflow``: a submodule, not the package
     assert ("spindle.dsl._runtime", "spindle.workflow", "module level") in edges
     # a deferred import and an external one
-    assert ("spindle.client._client", "spindle.controlplane.embedded", "in a function") in edges
+    assert ("spindle.client._connection", "spindle.controlplane.embedded", "in a function") in edges
     assert any(i.source == "spindle.client._client" and i.target == "grpc" for i in graph.imports)
 
 
@@ -336,9 +325,9 @@ def layering_violations(graph: Graph) -> list[tuple[Import, str]]:
         if command_line and _under(dst, "spindle.controlplane"):
             if imp.kind == "module level":
                 found.append((imp, "the CLI imports the control plane only inside the command that runs it"))
-            elif dst not in CLI_ENTRY_POINTS and not any(_under(dst, p) for p in CLI_COMMAND_MODULES.get(src, ())):
+            elif dst not in CLI_ENTRY_POINTS:
                 found.append((imp, "the CLI imports of the control plane only its entry points (server, embedded, "
-                                   "config), and its operator commands the modules that implement them"))
+                                   "config, cluster)"))
         if command_line and _under(dst, "spindle") and not _under(dst, "spindle.cli") \
                 and not _under(dst, "spindle.controlplane") and not _is_public_sdk(dst):
             found.append((imp, "the CLI uses the public SDK"))
@@ -403,8 +392,8 @@ def test_layering_rules_catch_what_they_name() -> None:
     assert rules("spindle.cli.server", "spindle.controlplane.server")  # at module level: every command would load it
     assert not rules("spindle.cli.server", "spindle.controlplane.server", "in a function")
     assert rules("spindle.cli.workflow", "spindle.controlplane.history", "in a function")
-    assert rules("spindle.cli.workflow", "spindle.controlplane.cluster", "in a function")
-    assert not rules("spindle.cli.admin", "spindle.controlplane.store._spanner_schema", "in a function")
+    assert not rules("spindle.cli.admin", "spindle.controlplane.cluster", "in a function")
+    assert rules("spindle.cli.admin", "spindle.controlplane.store._spanner_schema", "in a function")
     assert rules("spindle.cli.workflow", "spindle.client._client")
     assert not rules("spindle.cli.workflow", "spindle.client")
     assert rules("spindle_tf.client", "spindle.controlplane.errors")

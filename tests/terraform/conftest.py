@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from spindle.controlplane.terraform_cli import default_provider_source, requirements_key
+from spindle.cli._terraform_install import default_provider_source, requirements_key
 
 from _tf_harness import SPINDLE, Api, DevServer, Installed, Terraform, cache_dir, terraform_env
 

@@ -18,7 +18,7 @@ import pytest
 
 from spindle.controlplane import namespaces as cp_ns
 from spindle.api import service_pb2 as svc
-from spindle.controlplane.terraform_cli import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
+from spindle.cli._terraform_install import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
                                         terraform_platform)
 
 from _tf_harness import REPO, Installed

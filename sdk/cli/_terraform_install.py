@@ -66,7 +66,7 @@ class InstallResult:
 
 def repo_root() -> Path:
     """The source checkout this package runs from (editable installs)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def default_provider_source() -> Path:
