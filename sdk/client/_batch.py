@@ -30,6 +30,7 @@ from google.protobuf.message import Message
 
 from spindle import exceptions as E
 from spindle.converter._data_converter import DataConverter
+from spindle.client._definitions import SIGNAL_ATTR, handler_name_and_hint
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
@@ -263,11 +264,15 @@ async def run_batch(client: BatchClient, operation: str, query: str, targets: Se
     return summary
 
 
-async def batch(client: BatchClient, operation: str, query: str, *, reason: str = "", signal: str = "",
+async def batch(client: BatchClient, operation: str, query: str, *, reason: str = "", signal: Any = "",
                 args: Sequence[Any] = (), reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK,
                 reapply_signals: bool = True, rps: float | None = None, batch_id: str | None = None,
                 on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
-    """Collect the targets of ``query`` and apply the operation to each (see the module docstring)."""
+    """Collect the targets of ``query`` and apply the operation to each (see the module docstring).
+
+    ``signal`` is the signal's name or its ``@workflow.signal`` method (TypeError for anything else).
+    """
+    signal = handler_name_and_hint(signal, SIGNAL_ATTR)[0]
     action = make_action(client, operation, reason=reason, signal=signal, args=args, reset_type=reset_type,
                          reapply_signals=reapply_signals)
     if batch_id is None:

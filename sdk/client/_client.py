@@ -1,24 +1,13 @@
-"""The Spindle client: start and manage workflows, namespaces and async activities.
+"""The Spindle client, :class:`Client`: workflows, schedules, namespaces and API keys over one connection.
 
-``Client.connect("host:port")`` talks gRPC to a control plane;
-``Client.connect("embedded:./spindle.db")`` starts an in-process control plane on a
-SQLite file that the client owns and stops on ``close()``. Every payload of every
-request is encoded by the client's codec chain and every payload of every response
-decoded, so the server only ever stores encoded bytes.
-
-:class:`Client` holds the connection and the public calls; what they do lives behind it,
-as in temporalio's client package: ``_impl`` (the end of the interceptor chain: starts,
-signals, queries, updates), ``_workflow_handle`` / ``_workflow_description`` (handles and
-what ``describe`` returns), ``_async_activity``, ``_rpc`` (retries, error mapping),
-``_connection``, and the administration calls ``_namespaces``, ``_api_keys``,
-``_schedule``, ``_batch`` and ``_reset``.
+Its calls are documented here and done, as in temporalio's client package, by the modules that own each concept
+(``_connection``, ``_impl``, ``_visibility``, ``_schedule``, ``_namespaces``, ``_batch`` ...): none imports this one.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
-import socket
+import functools
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -28,160 +17,95 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc, service_pb2_grpc
-from spindle.client import _api_keys, _batch, _namespaces
-from spindle.client._api_keys import ApiKey, MetadataStub, check_api_key
+from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.client import _api_keys, _batch, _connection, _namespaces, _schedule, _visibility
+from spindle.client._api_keys import ApiKey
 from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._batch import BatchOperationSummary
-from spindle.client._connection import CHANNEL_OPTIONS, check_connection
-from spindle.client._definitions import SIGNAL_ATTR, START_ARGS_ATTR, handler_name_and_hint, workflow_name_and_hint
-from spindle.client._impl import _ClientOutboundImpl
+from spindle.client._impl import check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._reset import ResetType
 from spindle.client._rpc import call_rpc, history_page
-from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle, create_schedule
+from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
-from spindle.client._tls import TLSConfig, as_tls_config, open_channel
-from spindle.client._workflow_description import WorkflowExecutionDescription, describe_execution
-from spindle.client._workflow_handle import WorkflowHandle
+from spindle.client._tls import TLSConfig
+from spindle.client._workflow_description import WorkflowExecutionDescription
+from spindle.client._workflow_handle import WorkflowHandle, existing_handle
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._search_attributes import TypedSearchAttributes
 from spindle.converter._data_converter import DataConverter
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import decode_message, encode_message
 from spindle.converter._serialization_context import WorkflowSerializationContext
-from spindle._interceptors.client import Interceptor, OutboundInterceptor, StartWorkflowInput
-from spindle._interceptors.worker import check_interceptors
+from spindle._interceptors.client import Interceptor
 
 __all__ = ["Client"]
 
 U = TypeVar("U")
 
-_EMBEDDED_PREFIX = "embedded:"
-
-
-def _default_identity() -> str:
-    return f"{os.getpid()}@{socket.gethostname()}"
-
 
 class Client:
     """A connection to a Spindle control plane, bound to one namespace.
 
-    Create with :meth:`connect`; close with :meth:`close` (or ``async with``). A
-    client is cheap to share between tasks and workers of one event loop.
+    Create with :meth:`connect` (gRPC, or a control plane in this process); close with :meth:`close` (or ``async
+    with``). Cheap to share between tasks and workers of one event loop. Every payload of every request is encoded by
+    the client's codec chain and every payload of every response decoded: the server only stores encoded bytes.
     """
 
-    def __init__(
-        self,
-        stub: Any,
-        *,
-        namespace: str = "default",
-        data_converter: DataConverter | None = None,
-        codecs: Sequence[PayloadCodec] = (),
-        identity: str | None = None,
-        channel: grpc.aio.Channel | None = None,
-        embedded: Any = None,
-        interceptors: Sequence[Interceptor] = (),
-    ) -> None:
+    def __init__(self, stub: Any, *, namespace: str = "default", data_converter: DataConverter | None = None,
+                 codecs: Sequence[PayloadCodec] = (), identity: str | None = None,
+                 channel: grpc.aio.Channel | None = None, embedded: Any = None,
+                 interceptors: Sequence[Interceptor] = ()) -> None:
         self._stub = stub
         self.namespace = namespace
         self.data_converter = data_converter or DataConverter.default
-        chain = tuple(codecs)
-        if self.data_converter.payload_codec is not None:
-            chain += (self.data_converter.payload_codec,)
+        codec = self.data_converter.payload_codec
         #: The codec chain every payload goes through: ``codecs``, then ``data_converter.payload_codec``.
-        self.codecs: tuple[PayloadCodec, ...] = chain
-        self.identity = identity or _default_identity()
-        self._channel = channel
-        self._embedded = embedded
-        self._closed = False
-        self._api_key = stub.api_key if isinstance(stub, MetadataStub) else None
-        self.interceptors: tuple[Interceptor, ...] = check_interceptors(
-            interceptors, "Client.connect(interceptors=...)", Interceptor, "spindle.client.Interceptor")
-        outbound: OutboundInterceptor = _ClientOutboundImpl(self)
-        for interceptor in reversed(self.interceptors):
-            outbound = interceptor.intercept_client(outbound)
-        self._outbound = outbound
+        self.codecs: tuple[PayloadCodec, ...] = (*codecs, codec) if codec is not None else tuple(codecs)
+        self.identity = identity or _connection.default_identity()
+        self._connection = _connection.Connection(stub, channel, embedded)
+        self.interceptors: tuple[Interceptor, ...] = check_client_interceptors(interceptors)
+        self._outbound = outbound_chain(self, self.interceptors)
 
     @classmethod
-    async def connect(
-        cls,
-        target_host: str,
-        *,
-        namespace: str = "default",
-        data_converter: DataConverter | None = None,
-        codecs: Sequence[PayloadCodec] = (),
-        identity: str | None = None,
-        api_key: str | None = None,
-        tls: bool | TLSConfig | None = None,
-        interceptors: Sequence[Interceptor] = (),
-    ) -> Client:
+    async def connect(cls, target_host: str, *, namespace: str = "default", data_converter: DataConverter | None = None,
+                      codecs: Sequence[PayloadCodec] = (), identity: str | None = None, api_key: str | None = None,
+                      tls: bool | TLSConfig | None = None, interceptors: Sequence[Interceptor] = ()) -> Client:
         """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
         Args:
-            target_host: ``"host:port"`` or ``"embedded:PATH"`` for an
-                in-process control plane on the SQLite file ``PATH`` (``:memory:``
-                works too); the client owns it and stops it on :meth:`close`.
+            target_host: ``"host:port"``, or ``"embedded:PATH"``: an in-process control plane on the SQLite file
+                ``PATH`` (or ``:memory:``) that the client owns and stops on :meth:`close`.
             namespace: the namespace every call of this client addresses.
-            data_converter: converts values (default: :attr:`DataConverter.default`). Its
-                ``payload_codec``, if set, is applied after ``codecs``.
+            data_converter: converts values (default: :attr:`DataConverter.default`); its ``payload_codec``, if
+                set, is applied after ``codecs``.
             codecs: payload codecs, applied in order on the way out (reverse on the way in).
-            identity: names this client (and its workers) in histories.
-            api_key: an API key (``spk_...``) sent with every call of this client and its
-                workers, as ``authorization: Bearer ...`` metadata; change it later with
-                :attr:`api_key`. Ignored by an embedded control plane (it is your own process).
-            tls: ``None``/``False``: plaintext. ``True``: TLS, the server's certificate
-                checked against gRPC's default (public) roots. A :class:`spindle.service.TLSConfig`:
-                TLS with its CA, server name and client certificate (mutual TLS). Not
-                used with ``embedded:``.
-            interceptors: :class:`spindle.client.Interceptor` objects; starts, signals,
-                queries and updates go through them (the first is the outermost), and
-                they may add headers that travel with the request.
+            identity: names this client (and its workers) in histories (default: ``pid@host``).
+            api_key: a key (``spk_...``) sent with every call of this client and its workers, as ``authorization:
+                Bearer ...`` metadata (see :attr:`api_key`). Ignored by an embedded control plane (your own process).
+            tls: ``True`` or a :class:`spindle.service.TLSConfig` (its CA, server name, client certificate for
+                mutual TLS): TLS, by default against gRPC's public roots. ``None``/``False``: plaintext.
+            interceptors: :class:`spindle.client.Interceptor` objects that starts, signals, queries and updates go
+                through (the first is the outermost); they may add headers that travel with the request.
 
         Raises:
-            RPCError: the server cannot be reached (``status="UNAVAILABLE"``), or it refuses
-                the key (``status="UNAUTHENTICATED"``: unknown, wrong, revoked or expired); a
-                TLS problem (an untrusted server certificate, a server that refuses this
-                client's certificate or wants one) says so in the message and is not retried.
-            ValueError: ``target_host`` is empty or not a string, ``api_key`` is not a
-                printable key, or ``tls`` is given with ``embedded:``.
-            TypeError: ``tls`` is not a bool, None or a TLSConfig, or ``interceptors`` holds
-                something that is not a ``spindle.client.Interceptor``.
-            Exception: the embedded control plane's errors (e.g. the file is locked
-                by another process) propagate unchanged.
+            RPCError: the first call (made before returning, over gRPC) failed: the server cannot be reached
+                (``status="UNAVAILABLE"``) or refuses the key (``"UNAUTHENTICATED"``: unknown, wrong, revoked or
+                expired); a TLS problem (an untrusted server certificate, a server that refuses this client's
+                certificate or wants one) says so in the message and is not retried.
+            ValueError: ``target_host`` is empty or not a string, ``api_key`` is not a printable key, or ``tls``
+                is given with ``embedded:``.
+            TypeError: ``tls`` is not a bool, None or a TLSConfig, or ``interceptors`` holds something that is not
+                a ``spindle.client.Interceptor``.
+            Exception: the embedded control plane's errors (e.g. the file is locked by another process), unchanged.
         """
-        if not isinstance(target_host, str) or not target_host:
-            raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
-        api_key = check_api_key(api_key)
-        tls_config = as_tls_config(tls)
-        interceptors = check_interceptors(interceptors, "Client.connect(interceptors=...)", Interceptor,
-                                          "spindle.client.Interceptor")
-        if target_host.startswith(_EMBEDDED_PREFIX):
-            if tls_config is not None:
-                raise ValueError("tls: an embedded control plane runs in this process; there is no connection to secure")
-            from spindle.controlplane import embedded
-
-            cp = await embedded.start(target_host[len(_EMBEDDED_PREFIX):])
-            client = cls(cp.stub, namespace=namespace, data_converter=data_converter, codecs=codecs,
-                         identity=identity, embedded=cp, interceptors=interceptors)
-            client._api_key = api_key
-            return client
-        channel = open_channel(target_host, tls_config, options=CHANNEL_OPTIONS)
-        client = cls(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), namespace=namespace,
-                     data_converter=data_converter, codecs=codecs, identity=identity, channel=channel,
-                     interceptors=interceptors)
-        await check_connection(client, channel, target_host, tls_config)
-        return client
+        new_client = functools.partial(cls, namespace=namespace, data_converter=data_converter, codecs=codecs,
+                                       identity=identity)
+        return await _connection.connect(new_client, target_host, api_key=api_key, tls=tls, interceptors=interceptors)
 
     async def close(self) -> None:
         """Close the connection (and stop the embedded control plane this client owns). Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._channel is not None:
-            await self._channel.close()
-        if self._embedded is not None:
-            await self._embedded.stop()
+        await self._connection.close()
 
     async def __aenter__(self) -> Client:
         return self
@@ -191,42 +115,27 @@ class Client:
 
     @property
     def api_key(self) -> str | None:
-        """The API key sent with every call (None: none). Setting it applies to every later call of this
-        client and its workers (key rotation without reconnecting), as in temporalio."""
-        return self._api_key
+        """The API key sent with every call (None: none). Setting it (ValueError if not printable) applies to every
+        later call of this client and its workers: key rotation without reconnecting, as in temporalio."""
+        return self._connection.api_key
 
     @api_key.setter
     def api_key(self, value: str | None) -> None:
-        value = check_api_key(value)
-        if isinstance(self._stub, MetadataStub):
-            self._stub.api_key = value
-        self._api_key = value
+        self._connection.api_key = value
 
     @property
     def stub(self) -> Any:
         """The raw ``WorkflowService`` stub (for tools; payloads there are not codec-processed)."""
         return self._stub
 
-    # ------------------------------------------------------------------ plumbing
-
-    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None,
-                   not_found: str = "workflow",
+    # ---------------- plumbing: what the modules' Protocols use; every call of the package goes through _rpc (call_rpc)
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None, not_found: str = "workflow",
                    stop_retrying: Callable[[grpc.aio.AioRpcError], bool] | None = None) -> Any:
-        """Call ``method`` through :func:`spindle.client._rpc.call_rpc`: a call safe to repeat is retried while
-        the server is unavailable or throttles it, for up to 15 s; errors become the SDK's (``not_found`` says
-        what a NOT_FOUND means). Every call of the client package goes through here.
-        """
         return await call_rpc(self._stub, method, request, timeout=timeout, not_found=not_found,
                               stop_retrying=stop_retrying)
 
     async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
                             close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse:
-        """One page of a run's history from ``token`` (payloads still encoded).
-
-        With ``wait`` the server holds the call until there are events past ``token`` or the
-        run closes (a long poll); a long poll that outlives its deadline is asked again from
-        the same place, so callers never see DEADLINE_EXCEEDED.
-        """
         return await history_page(self._rpc, self.namespace, execution, token, wait=wait,
                                   close_event_only=close_event_only)
 
@@ -242,86 +151,62 @@ class Client:
         if self.codecs:
             await decode_message(self.codecs, msg, context=WorkflowSerializationContext(self.namespace, workflow_id))
 
-    # ------------------------------------------------------------------ workflows
-
     async def start_workflow(
-        self,
-        workflow: Any,
-        *args: Any,
-        id: str,
-        task_queue: str,
+        self, workflow: Any, *args: Any, id: str, task_queue: str,
         id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         id_conflict_policy: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.FAIL,
-        execution_timeout: datetime.timedelta | None = None,
-        run_timeout: datetime.timedelta | None = None,
-        task_timeout: datetime.timedelta | None = None,
-        memo: Mapping[str, Any] | None = None,
+        execution_timeout: datetime.timedelta | None = None, run_timeout: datetime.timedelta | None = None,
+        task_timeout: datetime.timedelta | None = None, memo: Mapping[str, Any] | None = None,
         search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
-        start_delay: datetime.timedelta | None = None,
-        start_signal: Any = None,
-        start_signal_args: Sequence[Any] = (),
-        result_type: Any = None,
-        request_id: str | None = None,
-        cron_schedule: str = "",
+        start_delay: datetime.timedelta | None = None, start_signal: Any = None, start_signal_args: Sequence[Any] = (),
+        result_type: Any = None, request_id: str | None = None, cron_schedule: str = "",
     ) -> WorkflowHandle[Any]:
         """Start a workflow run and return its handle (without waiting for it).
 
         Args:
-            workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a
-                decorated function, a DSL definition, or a workflow type name.
-            *args: the workflow's arguments (converted by the data converter).
-                For a DSL definition (``spindle.dsl.load(...)`` or its ``.definition``)
-                the one argument is the inputs mapping: it is checked and sent
-                with the compiled DAG (``DslWorkflow.start_input(inputs)``), so
-                the execution keeps the DAG it started with.
+            workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a decorated function, a DSL
+                definition, or a workflow type name.
+            *args: the workflow's arguments (converted by the data converter). For a DSL definition
+                (``spindle.dsl.load(...)`` or its ``.definition``) the one argument is the inputs mapping: it is
+                checked and sent with the compiled DAG, so the execution keeps the DAG it started with.
             id: the workflow id (unique among running executions of the namespace).
             task_queue: where workers pick the run's tasks up.
             id_reuse_policy: may a *closed* run's id be reused.
-            id_conflict_policy: what to do when a run with this id is *running*:
-                ``FAIL`` (raise), ``USE_EXISTING`` (return its handle instead),
-                ``TERMINATE_EXISTING`` (terminate it and start this one, in one step).
-            execution_timeout / run_timeout / task_timeout: limits of the whole chain
-                of runs, of one run, and of one workflow task.
+            id_conflict_policy: when a run with this id is *running*: ``FAIL`` (raise), ``USE_EXISTING`` (return
+                its handle instead), ``TERMINATE_EXISTING`` (terminate it and start this one, in one step).
+            execution_timeout / run_timeout / task_timeout: limits of the chain of runs, of one run, of one task.
             memo: non-indexed values shown by ``describe()``.
-            search_attributes: indexed values for ``list_workflows`` queries, as a
-                :class:`~spindle.common.TypedSearchAttributes` (values checked against
-                their keys' types here) or a mapping of name to value (a list of str for
-                a KeywordList); the names must be registered in the namespace.
+            search_attributes: indexed values for ``list_workflows`` queries, registered in the namespace: a
+                :class:`~spindle.common.TypedSearchAttributes` (values checked against their keys' types here) or a
+                mapping of name to value (a list of str for a KeywordList).
             start_delay: wait this long before the first workflow task.
-            start_signal / start_signal_args: signal-with-start: deliver this signal
-                (starting the workflow if it is not running).
-            result_type: type hint for ``handle.result()`` (default: the run method's
-                return annotation).
-            cron_schedule: legacy cron (prefer :meth:`create_schedule`): a five-field
-                expression or an ``@daily``-style alias, in UTC. The first run waits for
-                the first tick; each run that completes or fails is followed by a new run
-                with the same arguments at the next tick; cancelling or terminating the
-                current run ends the chain. Not combinable with ``start_delay``.
+            start_signal / start_signal_args: signal-with-start: deliver this signal (starting the workflow if it
+                is not running).
+            result_type: type hint for ``handle.result()`` (default: the run method's return annotation).
+            request_id: makes a repeated start count once (default: a new one per call).
+            cron_schedule: legacy cron (prefer :meth:`create_schedule`), UTC: five fields or an ``@daily``-style
+                alias. The first run waits for the first tick; a run that completes or fails is followed by one with
+                the same arguments at the next tick; cancelling or terminating the run ends the chain. Not with
+                ``start_delay``.
+
+        Returns:
+            A handle to the run started (signal-with-start, ``USE_EXISTING``: the run signalled or found).
 
         Raises:
             WorkflowAlreadyStartedError: a run with this id exists and the policies forbid another.
             NamespaceNotFoundError: the client's namespace does not exist.
-            RPCError: the server refused the request (e.g. an unknown search attribute;
-                ``RESOURCE_EXHAUSTED`` when the namespace stayed over its request rate limit
-                for longer than the client's retry budget, about 15 s: throttled starts are
-                retried after the server's delay, and the request id keeps a retried start
-                from starting twice).
-            TypeError: an argument cannot be converted, or a typed search attribute's
-                value does not fit its key.
-            spindle.dsl.DslError: a DSL definition's inputs do not match its declarations
-                (nothing is started).
+            RPCError: the server refused the request (e.g. an unknown search attribute), or ``RESOURCE_EXHAUSTED``:
+                the namespace stayed over its rate limit past the client's retry budget, about 15 s (throttled starts
+                are retried after the server's delay; the request id keeps a retried start from starting twice).
+            TypeError: an argument cannot be converted, or a typed search attribute's value does not fit its key.
+            spindle.dsl.DslError: a DSL definition's inputs do not match its declarations (nothing is started).
         """
-        name, hint = workflow_name_and_hint(workflow)
-        prepare = getattr(workflow, START_ARGS_ATTR, None) if not isinstance(workflow, str) else None
-        if prepare is not None:
-            args = tuple(prepare(args))
-        signal_name = handler_name_and_hint(start_signal, SIGNAL_ATTR)[0] if start_signal is not None else None
-        return cast(WorkflowHandle[Any], await self._outbound.start_workflow(StartWorkflowInput(
-            workflow=name, args=args, id=id, task_queue=task_queue, headers={}, result_type=result_type or hint,
+        return cast(WorkflowHandle[Any], await self._outbound.start_workflow(start_input(
+            workflow, args, start_signal=start_signal, result_type=result_type, id=id, task_queue=task_queue,
             id_reuse_policy=id_reuse_policy, id_conflict_policy=id_conflict_policy,
             execution_timeout=execution_timeout, run_timeout=run_timeout, task_timeout=task_timeout, memo=memo,
-            search_attributes=search_attributes, start_delay=start_delay, start_signal=signal_name,
-            start_signal_args=start_signal_args, request_id=request_id, cron_schedule=cron_schedule)))
+            search_attributes=search_attributes, start_delay=start_delay, start_signal_args=start_signal_args,
+            request_id=request_id, cron_schedule=cron_schedule)))
 
     async def execute_workflow(self, workflow: Any, *args: Any, **kwargs: Any) -> Any:
         """Start a workflow (same arguments as :meth:`start_workflow`) and wait for its result.
@@ -336,24 +221,23 @@ class Client:
     def get_workflow_handle(self, workflow_id: str, *, run_id: str | None = None,
                             first_execution_run_id: str | None = None, result_type: Any = None,
                             workflow: Any = None) -> WorkflowHandle[Any]:
-        """A handle to an existing execution (no RPC is made).
+        """A handle to an existing execution (no RPC is made): its run ``run_id``, or the latest run of the id.
 
-        Without ``run_id`` the handle addresses the latest run of ``workflow_id``.
         ``workflow`` (a definition) supplies the result type hint.
+
+        Raises:
+            TypeError: ``workflow`` is not a workflow definition.
         """
-        if result_type is None and workflow is not None:
-            result_type = workflow_name_and_hint(workflow)[1]
-        return WorkflowHandle(self, workflow_id, run_id=run_id, result_run_id=run_id,
-                              first_execution_run_id=first_execution_run_id, result_type=result_type,
-                              target_run=True)
+        return existing_handle(self, workflow_id, run_id=run_id, first_execution_run_id=first_execution_run_id,
+                               result_type=result_type, workflow=workflow)
 
     def get_workflow_handle_for(self, workflow: Callable[..., Awaitable[U]], workflow_id: str, *,
                                 run_id: str | None = None, first_execution_run_id: str | None = None
                                 ) -> WorkflowHandle[U]:
         """A handle typed by ``workflow`` (its ``@workflow.run`` method or a decorated function); no RPC is made.
 
-        As :meth:`get_workflow_handle` with ``workflow=``: ``result()`` decodes into the
-        run method's return annotation (Temporal's ``get_workflow_handle_for``).
+        As :meth:`get_workflow_handle` with ``workflow=``: ``result()`` decodes into the run method's return
+        annotation (Temporal's ``get_workflow_handle_for``).
 
         Raises:
             TypeError: ``workflow`` is not a workflow definition.
@@ -363,58 +247,77 @@ class Client:
 
     async def list_workflows(self, query: str = "", *, page_size: int = 1000
                              ) -> AsyncIterator[WorkflowExecutionDescription]:
-        """Iterate over the executions matching a visibility ``query`` (all pages).
+        """Iterate over the executions matching a visibility ``query``: ``async for wf in client.list_workflows(q)``.
 
-        Example: ``async for wf in client.list_workflows("WorkflowType = 'Order' AND
-        ExecutionStatus = 'Running'"): ...``
-
-        Visibility is eventually consistent, as in Temporal: a run's row (its
-        start, status, search attributes and history length) is written with the
-        server's next acknowledgement batch, tens of milliseconds after the change,
-        so a listing right after a start may not show the run yet. ``describe()``
-        is always current.
+        Reads all pages, ``page_size`` rows a call. Visibility is eventually consistent, as in Temporal: a run's row
+        (its start, status, search attributes and history length) is written with the server's next acknowledgement
+        batch, tens of milliseconds after the change, so a listing right after a start may not show the run yet.
+        ``describe()`` is always current.
 
         Raises:
             RPCError: the query is malformed (``status="INVALID_ARGUMENT"``).
         """
-        token: bytes | None = None
-        while True:
-            rows, token = await self.list_workflows_page(query, page_size=page_size, next_page_token=token)
-            for row in rows:
-                yield row
-            if token is None:
-                return
+        async for row in _visibility.list_workflows(self, query, page_size=page_size):
+            yield row
 
-    async def list_workflows_page(self, query: str = "", *, page_size: int = 100,
-                                  next_page_token: bytes | None = None
+    async def list_workflows_page(self, query: str = "", *, page_size: int = 100, next_page_token: bytes | None = None
                                   ) -> tuple[list[WorkflowExecutionDescription], bytes | None]:
-        """One page of the executions matching ``query``, and the token of the next page.
+        """One page of the executions matching ``query``, and the token of the next page (None after the last).
 
-        Pass the returned token back as ``next_page_token`` to read the next page;
-        it is ``None`` after the last page. A token may lead to an empty page when
-        the previous page happened to end exactly at the last row. Tokens are
-        opaque and stay valid across calls (for paging back and forth in a UI,
-        keep the token of each page).
+        Pass the token back as ``next_page_token`` for the next page (empty if the previous one ended at the last row).
+        Tokens are opaque and stay valid across calls (keep each page's token to page back and forth in a UI).
+        Eventually consistent: see :meth:`list_workflows`.
 
         Raises:
-            RPCError: the query is malformed or the token is not one the server
-                gave (``status="INVALID_ARGUMENT"``).
+            RPCError: the query is malformed or the token is not one the server gave (``"INVALID_ARGUMENT"``).
         """
-        req = svc.ListWorkflowExecutionsRequest(namespace=self.namespace, page_size=page_size,
-                                                next_page_token=next_page_token or b"", query=query)
-        resp = await self._rpc("ListWorkflowExecutions", req)
-        await self._decode(resp)
-        rows = [describe_execution(self.data_converter, info) for info in resp.executions]
-        return rows, (resp.next_page_token or None)
+        return await _visibility.list_workflows_page(self, query, page_size=page_size, next_page_token=next_page_token)
 
-    # ------------------------------------------------------------------ batch operations (docs/RESET.md)
+    async def count_workflows(self, query: str = "") -> int:
+        """The number of executions matching ``query`` (eventually consistent: see :meth:`list_workflows`).
+
+        Raises:
+            RPCError: the query is malformed.
+        """
+        return await _visibility.count_workflows(self, query)
+
+    async def count_workflows_by(self, query: str = "", group_by: str | Sequence[str] = "ExecutionStatus"
+                                 ) -> dict[Any, int]:
+        """Count the executions matching ``query`` per value of ``group_by``, in one call.
+
+        ``count_workflows_by("WorkflowType = 'Order'")`` returns e.g. ``{"Running": 3, "Completed": 40}`` (statuses
+        by visibility name; values with no execution are absent); for a sequence of fields, keys are tuples of values
+        (the server decides which fields can be grouped by; today only ``ExecutionStatus``). The counts sum to
+        ``count_workflows(query)``. ``query`` must have no ``GROUP BY`` (this adds it; ``ORDER BY`` is ignored).
+
+        Raises:
+            RPCError: the query is malformed or the field cannot be grouped by (``status="INVALID_ARGUMENT"``;
+                the message gives the position).
+            ValueError: ``group_by`` is empty.
+        """
+        return await _visibility.count_workflows_by(self, query, group_by)
+
+    def get_async_activity_handle(self, task_token: bytes) -> AsyncActivityHandle:
+        """A handle to complete, fail or heartbeat an activity that called ``activity.raise_complete_async()``."""
+        return AsyncActivityHandle(self, task_token)
+
     async def batch_terminate(self, query: str, *, reason: str = "", rps: float | None = None,
                               batch_id: str | None = None) -> BatchOperationSummary:
-        """Terminate every execution ``query`` matches; returns the summary (done, skipped, failed with reasons).
+        """Terminate every execution ``query`` matches (docs/RESET.md); what all four ``batch_*`` share is said here.
 
-        The matching executions are read first, then terminated at most ``rps`` a second.
-        An execution already closed counts as skipped, so running the same batch again
-        after an interruption is safe. Never raises for one execution's failure.
+        The matching executions are all read first (acting on them does not move the query's pages), then acted on
+        at most ``rps`` a second, 8 at a time, each call with a request id derived from the batch id. An execution
+        already closed (or gone) counts as skipped, so running the same batch again after an interruption is safe.
+
+        Args:
+            query: a non-empty visibility query, e.g. ``"WorkflowType = 'Order'"``.
+            reason: recorded with each termination (``batch_cancel``: with each cancellation request).
+            rps: at most this many calls a second (None: no limit).
+            batch_id: the request ids' root. The default derives from the namespace, the operation, the query and
+                its arguments, so the same call again resumes the batch; pass another to repeat it on purpose.
+
+        Returns:
+            How many matched, which were done, skipped or failed, and why (one execution's failure never raises).
 
         Raises:
             RPCError: the query is malformed (``status="INVALID_ARGUMENT"``; nothing was changed).
@@ -424,109 +327,58 @@ class Client:
 
     async def batch_cancel(self, query: str, *, reason: str = "", rps: float | None = None,
                            batch_id: str | None = None) -> BatchOperationSummary:
-        """Request cancellation of every execution ``query`` matches (see :meth:`batch_terminate`)."""
+        """Request cancellation of every execution ``query`` matches; Args, Returns, Raises: :meth:`batch_terminate`."""
         return await _batch.batch(self, "cancel", query, reason=reason, rps=rps, batch_id=batch_id)
 
     async def batch_signal(self, query: str, signal: Any, *args: Any, rps: float | None = None,
                            batch_id: str | None = None) -> BatchOperationSummary:
-        """Signal every execution ``query`` matches with ``args`` (see :meth:`batch_terminate`).
+        """Signal every execution ``query`` matches with ``signal`` (its name or method) and ``args``.
 
-        Each signal carries a request id derived from the batch id and the run, so a re-run
-        of the batch does not deliver it twice; pass a new ``batch_id`` to signal again.
+        Each signal carries a request id derived from the batch id and the run, so a re-run of the batch does not
+        deliver it twice; pass a new ``batch_id`` to signal again. Other Args, Returns, Raises: :meth:`batch_terminate`;
+        also TypeError for a ``signal`` that is neither a name nor a signal method or an argument that cannot be
+        converted, ValueError for an empty signal name.
         """
-        name, _ = handler_name_and_hint(signal, SIGNAL_ATTR)
-        return await _batch.batch(self, "signal", query, signal=name, args=args, rps=rps, batch_id=batch_id)
+        return await _batch.batch(self, "signal", query, signal=signal, args=args, rps=rps, batch_id=batch_id)
 
     async def batch_reset(self, query: str, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
                           reapply_signals: bool = True, rps: float | None = None,
                           batch_id: str | None = None) -> BatchOperationSummary:
         """Reset every execution ``query`` matches to its first or last completed workflow task.
 
-        See :meth:`WorkflowHandle.reset` and :meth:`batch_terminate`. A re-run of the batch
-        does not reset a workflow id twice (its request id derives from the batch id and
-        the workflow id).
+        ``type``, ``reason`` and ``reapply_signals`` are :meth:`WorkflowHandle.reset`'s. A reset acts once per
+        workflow id (on its earliest matching run with a completed workflow task; none: a failure in the summary),
+        and a re-run of the batch does not reset a workflow id twice (its request id derives from the batch id and
+        the workflow id). Other Args, Returns, Raises: :meth:`batch_terminate`.
         """
         return await _batch.batch(self, "reset", query, reason=reason, reset_type=type,
                                   reapply_signals=reapply_signals, rps=rps, batch_id=batch_id)
 
-    async def count_workflows(self, query: str = "") -> int:
-        """The number of executions matching ``query``.
-
-        Raises:
-            RPCError: the query is malformed.
-        """
-        resp = await self._rpc("CountWorkflowExecutions",
-                               svc.CountWorkflowExecutionsRequest(namespace=self.namespace, query=query))
-        return int(resp.count)
-
-    async def count_workflows_by(self, query: str = "", group_by: str | Sequence[str] = "ExecutionStatus"
-                                 ) -> dict[Any, int]:
-        """Count the executions matching ``query`` per value of ``group_by``, in one call.
-
-        ``client.count_workflows_by("WorkflowType = 'Order'")`` returns e.g.
-        ``{"Running": 3, "Completed": 40}`` (statuses by their visibility name;
-        values with no execution are absent). When ``group_by`` is a sequence of
-        field names the keys are tuples of values, one per field (the server
-        decides which fields can be grouped by; today only ``ExecutionStatus``). ``sum(result.values())`` is ``count_workflows(query)``. The query
-        must not have a ``GROUP BY`` of its own (this method adds it; ``ORDER BY``
-        is ignored).
-
-        Raises:
-            RPCError: the query is malformed or the field cannot be grouped by
-                (``status="INVALID_ARGUMENT"``; the message gives the position).
-            ValueError: ``group_by`` is empty.
-        """
-        fields = [group_by] if isinstance(group_by, str) else list(group_by)
-        if not fields or not all(fields):
-            raise ValueError("group_by: name at least one field")
-        text = f"{query} GROUP BY {', '.join(fields)}" if query.strip() else f"GROUP BY {', '.join(fields)}"
-        resp = await self._rpc("CountWorkflowExecutions",
-                               svc.CountWorkflowExecutionsRequest(namespace=self.namespace, query=text))
-        out: dict[Any, int] = {}
-        for group in resp.groups:
-            values = tuple(group.group_values)
-            key: Any = values[0] if isinstance(group_by, str) and values else values
-            out[key] = out.get(key, 0) + int(group.count)
-        return out
-
-    def get_async_activity_handle(self, task_token: bytes) -> AsyncActivityHandle:
-        """A handle to complete, fail or heartbeat an activity that called ``activity.raise_complete_async()``."""
-        return AsyncActivityHandle(self, task_token)
-
-    # ------------------------------------------------------------------ schedules (spindle.client._schedule)
-
-    async def create_schedule(
-        self,
-        id: str,
-        schedule: Schedule,
-        *,
-        trigger_immediately: bool = False,
-        backfill: Sequence[ScheduleBackfill] = (),
-        memo: Mapping[str, Any] | None = None,
-        search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
-    ) -> ScheduleHandle:
+    async def create_schedule(self, id: str, schedule: Schedule, *, trigger_immediately: bool = False,
+                              backfill: Sequence[ScheduleBackfill] = (), memo: Mapping[str, Any] | None = None,
+                              search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None
+                              ) -> ScheduleHandle:
         """Create a schedule and return its handle (docs/SCHEDULES.md; Temporal's ``create_schedule``).
 
-        The schedule lives in the control plane: from now on it starts, at each due time,
-        the workflow ``{action id}-{due time in UTC, YYYY-MM-DDTHH:MM:SSZ}``.
-        ``trigger_immediately`` takes one action at once and ``backfill`` the actions due
-        in past ranges (both sent right after the create, in one more call).
+        The schedule lives in the control plane: from now on it starts, at each due time, the workflow
+        ``{action id}-{due time in UTC, YYYY-MM-DDTHH:MM:SSZ}``.
 
         Args:
-            memo, search_attributes: of the schedule itself; not stored by Spindle yet, so
-                anything but ``None`` (or empty) is refused. Runs get the action's own
-                ``memo`` / ``search_attributes``.
+            trigger_immediately, backfill: take one action at once; take the actions due in past ranges (both sent
+                right after the create, in one more call).
+            memo, search_attributes: of the schedule itself; not stored by Spindle yet, so anything but ``None`` (or
+                empty) is refused. Runs get the action's own ``memo`` / ``search_attributes``.
 
         Raises:
             ScheduleAlreadyRunningError: a schedule with this id exists (status ``ALREADY_EXISTS``).
-            RPCError: the server refused the schedule (``INVALID_ARGUMENT`` naming the field,
-                e.g. an unregistered search attribute of the action).
-            ValueError: an empty id, a schedule memo or search attributes, an action with a
-                ``retry_policy``, or action arguments with a context-binding EncryptionCodec.
+            RPCError: the server refused the schedule (``INVALID_ARGUMENT`` naming the field, e.g. an unregistered
+                search attribute of the action).
+            ValueError: an empty id, a schedule memo or search attributes, an action with a ``retry_policy``, or
+                action arguments with a context-binding EncryptionCodec.
             TypeError: an argument of the action cannot be converted.
         """
-        return await create_schedule(self, id, schedule, trigger_immediately=trigger_immediately,
-                                     backfill=backfill, memo=memo, search_attributes=search_attributes)
+        return await _schedule.create_schedule(self, id, schedule, trigger_immediately=trigger_immediately,
+                                               backfill=backfill, memo=memo, search_attributes=search_attributes)
 
     def get_schedule_handle(self, id: str) -> ScheduleHandle:
         """A handle to the schedule ``id`` (no call is made; a missing schedule fails the handle's calls)."""
@@ -536,45 +388,30 @@ class Client:
                        next_page_token: bytes | None = None) -> ScheduleAsyncIterator:
         """The namespace's schedules by id: ``async for entry in client.list_schedules(): ...``.
 
-        Each :class:`~spindle.client.ScheduleListEntry` has ``id``, ``paused``, ``note``,
-        ``workflow_type``, up to 3 ``recent_actions`` and 3 ``next_action_times``. Nothing is
-        called until the iteration starts; ``await client.list_schedules()`` (Temporal's
-        form) gives the same iterator.
+        Yields :class:`~spindle.client.ScheduleListEntry` objects (``id``, ``paused``, ``note``, ``workflow_type``,
+        up to 3 ``recent_actions`` and 3 ``next_action_times``); no call is made until the iteration starts, and
+        ``await client.list_schedules()`` (Temporal's form) gives the same iterator.
 
         Raises:
-            ValueError: ``query`` is given (filtering schedules by a visibility query is
-                not supported yet) or ``page_size`` is not 1..1000.
+            ValueError: ``query`` is given (filtering schedules by a visibility query is not supported yet) or
+                ``page_size`` is not 1..1000.
         """
-        if query:
-            raise ValueError("query: filtering schedules by a visibility query is not supported yet; list them all "
-                             "and filter the entries")
-        return ScheduleAsyncIterator(self, page_size=page_size, next_page_token=next_page_token)
+        return _schedule.list_schedules(self, query, page_size=page_size, next_page_token=next_page_token)
 
-    # ------------------------------------------------------------------ namespaces
+    async def create_namespace(self, name: str, *, retention: datetime.timedelta | None = None, description: str = "",
+                               owner_email: str = "", search_attributes: Mapping[str, Any] | None = None,
+                               archival_uri: str = "", rps_limit: float | None = None) -> NamespaceDescription:
+        """Register a namespace and return its description.
 
-    async def create_namespace(
-        self,
-        name: str,
-        *,
-        retention: datetime.timedelta | None = None,
-        description: str = "",
-        owner_email: str = "",
-        search_attributes: Mapping[str, Any] | None = None,
-        archival_uri: str = "",
-        rps_limit: float | None = None,
-    ) -> NamespaceDescription:
-        """Register a namespace.
-
-        ``search_attributes`` maps names to types: ``"Keyword"``, ``"Text"``, ``"Int"``,
-        ``"Double"``, ``"Bool"``, ``"Datetime"``, ``"KeywordList"``. ``archival_uri`` must be
-        under a root the server allows (its ``archival_allowed_roots``). ``rps_limit``: the
-        requests per second the namespace's clients may make (0 = unlimited; ``None`` = the
-        server's default); calls over it are refused with ``RESOURCE_EXHAUSTED`` and a retry
-        delay, which this client waits out for calls that are safe to repeat.
+        ``search_attributes`` maps names to types: ``"Keyword"``, ``"Text"``, ``"Int"``, ``"Double"``, ``"Bool"``,
+        ``"Datetime"``, ``"KeywordList"``. ``archival_uri`` must be under a root the server allows (its
+        ``archival_allowed_roots``). ``rps_limit``: requests per second for the namespace's clients (0: unlimited;
+        None: the server's default); calls over it are refused with ``RESOURCE_EXHAUSTED`` and a retry delay, which
+        this client waits out for calls that are safe to repeat.
 
         Raises:
-            RPCError: ``status="ALREADY_EXISTS"`` if it exists, ``"INVALID_ARGUMENT"``
-                for a bad name, attribute, archival URI or rate limit.
+            RPCError: ``status="ALREADY_EXISTS"`` if it exists, ``"INVALID_ARGUMENT"`` for a bad name, attribute,
+                archival URI or rate limit.
             ValueError: an unknown search attribute type.
         """
         return await _namespaces.create_namespace(
@@ -589,27 +426,20 @@ class Client:
         """
         return await _namespaces.describe_namespace(self, name)
 
-    async def update_namespace(
-        self,
-        name: str | None = None,
-        *,
-        description: str | None = None,
-        owner_email: str | None = None,
-        retention: datetime.timedelta | None = None,
-        search_attributes: Mapping[str, Any] | None = None,
-        archival_uri: str | None = None,
-        rps_limit: float | None = None,
-    ) -> NamespaceDescription:
-        """Change the given fields of a namespace (others keep their value).
+    async def update_namespace(self, name: str | None = None, *, description: str | None = None,
+                               owner_email: str | None = None, retention: datetime.timedelta | None = None,
+                               search_attributes: Mapping[str, Any] | None = None, archival_uri: str | None = None,
+                               rps_limit: float | None = None) -> NamespaceDescription:
+        """Change the given fields of namespace ``name`` (default: the client's); return the new description.
 
-        ``search_attributes`` replaces the whole set of custom attributes. ``rps_limit``:
-        requests per second (0 = unlimited), in force at once.
+        The fields are :meth:`create_namespace`'s; those not given keep their value. ``search_attributes`` replaces
+        the whole set of custom attributes; ``rps_limit`` (0 = unlimited) is in force at once.
 
         Raises:
             NamespaceNotFoundError: no such namespace.
-            RPCError: e.g. ``FAILED_PRECONDITION`` when removing an attribute still in use,
-                ``INVALID_ARGUMENT`` for an archival URI outside the server's allowed roots or
-                a bad rate limit.
+            RPCError: e.g. ``FAILED_PRECONDITION`` when removing an attribute still in use, ``INVALID_ARGUMENT`` for
+                an archival URI outside the server's allowed roots or a bad rate limit.
+            ValueError: an unknown search attribute type.
         """
         return await _namespaces.update_namespace(
             self, name, description=description, owner_email=owner_email, retention=retention,
@@ -628,16 +458,17 @@ class Client:
         """
         return await _namespaces.delete_namespace(self, name, force=force)
 
-    # ------------------------------------------------------------------ API keys
+    async def add_search_attributes(self, search_attributes: Mapping[str, Any]) -> None:
+        """Register custom search attributes (name -> type, as :meth:`create_namespace`) in the client's namespace.
 
-    async def create_api_key(
-        self,
-        name: str,
-        *,
-        grants: Mapping[str, str] | None = None,
-        system_admin: bool = False,
-        expires: datetime.timedelta | datetime.datetime | None = None,
-    ) -> ApiKey:
+        Raises:
+            RPCError: an attribute exists with another type, or a bad name.
+            ValueError: an unknown type name.
+        """
+        await _namespaces.add_search_attributes(self, search_attributes)
+
+    async def create_api_key(self, name: str, *, grants: Mapping[str, str] | None = None, system_admin: bool = False,
+                             expires: datetime.timedelta | datetime.datetime | None = None) -> ApiKey:
         """Create an API key. The returned :class:`ApiKey` carries its ``secret``: the only time it is shown.
 
         Args:
@@ -647,9 +478,9 @@ class Client:
             expires: how long the key works (a ``timedelta``) or until when (a ``datetime``); None: no expiry.
 
         Raises:
-            RPCError: ``PERMISSION_DENIED`` unless the caller is a system_admin or holds ``admin`` on
-                every namespace of ``grants``; ``INVALID_ARGUMENT`` for an unknown role, a namespace
-                that does not exist, or no grants at all.
+            RPCError: ``PERMISSION_DENIED`` unless the caller is a system_admin or holds ``admin`` on every
+                namespace of ``grants``; ``INVALID_ARGUMENT`` for an unknown role, a namespace that does not exist,
+                or no grants at all.
             ValueError: ``expires`` is in the past or not a duration/time.
         """
         return await _api_keys.create_api_key(self, name, grants=grants, system_admin=system_admin, expires=expires)
@@ -659,20 +490,11 @@ class Client:
         return await _api_keys.list_api_keys(self)
 
     async def revoke_api_key(self, id: str) -> None:
-        """Revoke a key: its next call fails with ``UNAUTHENTICATED`` (on other cluster members within the
-        server's key cache time, 5 s by default). Revoking a revoked key changes nothing.
+        """Revoke the key ``id``: its next call fails with ``UNAUTHENTICATED`` (on other cluster members within
+        the server's key cache time, 5 s by default). Revoking a revoked key changes nothing.
 
         Raises:
-            RPCError: ``NOT_FOUND`` for an unknown id; ``PERMISSION_DENIED`` when the key has grants on
-                namespaces the caller does not administer.
+            RPCError: ``NOT_FOUND`` for an unknown id; ``PERMISSION_DENIED`` when the key has grants on namespaces
+                the caller does not administer.
         """
         await _api_keys.revoke_api_key(self, id)
-
-    async def add_search_attributes(self, search_attributes: Mapping[str, Any]) -> None:
-        """Register custom search attributes (name -> type name) in the client's namespace.
-
-        Raises:
-            RPCError: an attribute exists with another type, or a bad name.
-            ValueError: an unknown type name.
-        """
-        await _namespaces.add_search_attributes(self, search_attributes)

@@ -4,13 +4,14 @@
 (``spindle.client.StartWorkflowInput`` ...) and pass it down the chain of the client's
 interceptors; the last link is this class, which turns the input into the request, encodes its
 payloads with the client's codec chain and sends it (as temporalio's ``_ClientImpl`` does).
+:func:`outbound_chain` builds a client's chain and :func:`start_input` the input of a start.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -18,6 +19,7 @@ import grpc.aio
 
 from spindle import exceptions as E
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.client._definitions import SIGNAL_ATTR, START_ARGS_ATTR, handler_name_and_hint, workflow_name_and_hint
 from spindle.client._retry_delay import call_with_retries, retry_delay
 from spindle.client._rpc import RETRY_BUDGET, duration_ms, map_rpc_error
 from spindle.client._update import WorkflowUpdateHandle, send_update
@@ -25,14 +27,16 @@ from spindle.client._workflow_handle import WorkflowClient, WorkflowHandle
 from spindle.common._search_attributes import search_attributes_to_payloads
 from spindle.converter._data_converter import DataConverter
 from spindle._interceptors.client import (
+    Interceptor,
     OutboundInterceptor,
     QueryWorkflowInput,
     SignalWorkflowInput,
     StartWorkflowInput,
     StartWorkflowUpdateInput,
 )
+from spindle._interceptors.worker import check_interceptors
 
-__all__ = ["OutboundClient", "_ClientOutboundImpl"]
+__all__ = ["OutboundClient", "_ClientOutboundImpl", "check_client_interceptors", "outbound_chain", "start_input"]
 
 
 class OutboundClient(WorkflowClient, Protocol):
@@ -45,6 +49,38 @@ def _payload_map(converter: DataConverter, values: Mapping[str, Any] | None) -> 
     if not values:
         return {}
     return {k: converter.to_payload(v) for k, v in values.items()}
+
+
+def check_client_interceptors(interceptors: Sequence[Any]) -> tuple[Interceptor, ...]:
+    """``interceptors`` as a tuple; TypeError naming the first entry that is not a ``spindle.client.Interceptor``."""
+    return check_interceptors(interceptors, "Client.connect(interceptors=...)", Interceptor,
+                              "spindle.client.Interceptor")
+
+
+def outbound_chain(client: OutboundClient, interceptors: Sequence[Interceptor]) -> OutboundInterceptor:
+    """The chain the client's calls go down: the first of ``interceptors`` outermost, :class:`_ClientOutboundImpl` last."""
+    outbound: OutboundInterceptor = _ClientOutboundImpl(client)
+    for interceptor in reversed(interceptors):
+        outbound = interceptor.intercept_client(outbound)
+    return outbound
+
+
+def start_input(workflow: Any, args: Sequence[Any], *, start_signal: Any, result_type: Any,
+                **fields: Any) -> StartWorkflowInput:
+    """The input of ``Client.start_workflow``: ``workflow`` and ``start_signal`` by their wire names, the result type
+    hint (``result_type`` or the run method's annotation), a DSL definition's ``args`` rewritten with its DAG.
+
+    Raises:
+        TypeError: ``workflow`` or ``start_signal`` is not a definition or a name.
+        spindle.dsl.DslError: a DSL definition's inputs do not match its declarations.
+    """
+    name, hint = workflow_name_and_hint(workflow)
+    prepare = getattr(workflow, START_ARGS_ATTR, None) if not isinstance(workflow, str) else None
+    if prepare is not None:
+        args = tuple(prepare(args))
+    signal_name = handler_name_and_hint(start_signal, SIGNAL_ATTR)[0] if start_signal is not None else None
+    return StartWorkflowInput(workflow=name, args=args, headers={}, result_type=result_type or hint,
+                              start_signal=signal_name, **fields)
 
 
 def _execution(id: str, run_id: str | None) -> pb.WorkflowExecution:

@@ -1,7 +1,7 @@
 """Schedules from the client: ``create_schedule``, ``ScheduleHandle``, ``list_schedules`` (docs/SCHEDULES.md).
 
 Shaped as Temporal's ``temporalio.client`` schedule calls. ``Client.create_schedule`` /
-``get_schedule_handle`` / ``list_schedules`` are thin methods over the functions here.
+``get_schedule_handle`` / ``list_schedules`` are thin methods over the functions and classes here.
 
 Errors: every call raises :class:`spindle.exceptions.RPCError` with the server's status:
 ``NOT_FOUND`` for a schedule that does not exist, ``INVALID_ARGUMENT`` naming the field the
@@ -44,6 +44,7 @@ __all__ = [
     "ScheduleUpdate",
     "ScheduleUpdateInput",
     "create_schedule",
+    "list_schedules",
 ]
 
 
@@ -340,3 +341,16 @@ class ScheduleAsyncIterator:
                 yield list_entry_from_proto(entry)
             if not token:
                 return
+
+
+def list_schedules(client: _ClientLike, query: str | None, *, page_size: int,
+                   next_page_token: bytes | None) -> ScheduleAsyncIterator:
+    """See :meth:`spindle.client.Client.list_schedules` (the iterator makes no call until iterated).
+
+    Raises:
+        ValueError: ``query`` is given, or ``page_size`` is not 1..1000.
+    """
+    if query:
+        raise ValueError("query: filtering schedules by a visibility query is not supported yet; list them all "
+                         "and filter the entries")
+    return ScheduleAsyncIterator(client, page_size=page_size, next_page_token=next_page_token)

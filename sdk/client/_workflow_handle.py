@@ -15,7 +15,13 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from spindle import exceptions as E
 from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.client._definitions import QUERY_ATTR, SIGNAL_ATTR, UPDATE_ATTR, handler_name_and_hint
+from spindle.client._definitions import (
+    QUERY_ATTR,
+    SIGNAL_ATTR,
+    UPDATE_ATTR,
+    handler_name_and_hint,
+    workflow_name_and_hint,
+)
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.client._rpc import duration_ms
 from spindle.client._update import UpdateClient, WorkflowUpdateHandle, WorkflowUpdateStage
@@ -30,7 +36,7 @@ from spindle._interceptors.client import (
     StartWorkflowUpdateInput,
 )
 
-__all__ = ["WorkflowClient", "WorkflowHandle", "close_error"]
+__all__ = ["WorkflowClient", "WorkflowHandle", "close_error", "existing_handle"]
 
 R = TypeVar("R")
 U = TypeVar("U")
@@ -399,3 +405,15 @@ class WorkflowHandle(Generic[R]):
                 return  # the last page of a closed run
             token = resp.next_page_token
 
+
+def existing_handle(client: WorkflowClient, workflow_id: str, *, run_id: str | None,
+                    first_execution_run_id: str | None, result_type: Any, workflow: Any) -> WorkflowHandle[Any]:
+    """See :meth:`spindle.client.Client.get_workflow_handle`: ``workflow`` supplies a missing ``result_type``.
+
+    Raises:
+        TypeError: ``workflow`` is not a workflow definition.
+    """
+    if result_type is None and workflow is not None:
+        result_type = workflow_name_and_hint(workflow)[1]
+    return WorkflowHandle(client, workflow_id, run_id=run_id, result_run_id=run_id,
+                          first_execution_run_id=first_execution_run_id, result_type=result_type, target_run=True)
