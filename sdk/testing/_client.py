@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spindle.client._client import Client, WorkflowHandle
+from spindle.client import Client, WorkflowHandle
 from spindle.testing._time_skipping import TimeSkipper
 
 __all__ = ["TimeSkippingClient", "TimeSkippingHandle"]

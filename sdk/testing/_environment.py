@@ -23,7 +23,7 @@ from typing import Any
 
 from spindle.controlplane import embedded
 from spindle.controlplane.embedded import ServerConfig, VirtualClock
-from spindle.client._client import Client
+from spindle.client import Client
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._data_converter import DataConverter
 from spindle.common._search_attributes import SearchAttributeKey

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from spindle.client._client import Client
+from spindle.client import Client
 from spindle.testing._environment import WorkflowEnvironment
 
 __all__ = ["spindle_env", "spindle_client"]
