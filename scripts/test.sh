@@ -6,6 +6,7 @@
 #   with the machine image; the tests start and stop the emulator themselves.
 # - A virtual environment in .venv with the project and its test extras.
 # - A check that the committed protobuf modules match the .proto files.
+# - In CI, a check that the dependency floors in pyproject.toml are true (scripts/check_floors.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,11 +41,17 @@ if [ -n "${SPINDLE_TEST_SERIAL:-}" ]; then
   exec "${PYTEST[@]}" "$@"
 fi
 set +e
+# In CI, before the suite: the oldest releases pyproject.toml allows. A throwaway venv with every
+# runtime dependency pinned to its floor imports every module and runs a set of tests through each
+# dependency (scripts/check_floors.py; about a minute with pip's cache warm, the first run also downloads).
+floors=0
+if [ -n "${CI:-}" ]; then .venv/bin/python scripts/check_floors.py; floors=$?; fi
 "${PYTEST[@]}" -n 2 --dist loadfile -m "not serial" "$@"; parallel=$?
 "${PYTEST[@]}" -m serial --reruns 1 --reruns-delay 2 "$@"; serial=$?
 set -e
 # exit code 5 = no test selected in that part (e.g. a path with no serial test in it)
 if [ "$parallel" = 5 ] && [ "$serial" = 5 ]; then exit 5; fi
+if [ "$floors" != 0 ]; then echo "scripts/check_floors.py failed (see above)" >&2; exit "$floors"; fi
 for rc in "$parallel" "$serial"; do
   if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
 done
