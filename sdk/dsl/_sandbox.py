@@ -136,10 +136,6 @@ class Scope:
         """The entries (for measuring and copying; expressions cannot call this)."""
         return self._data.items()
 
-    def to_plain(self) -> dict[str, Any]:
-        """The mapping as plain data."""
-        return {key: plain_result(value) for key, value in self._data.items()}
-
 
 # ------------------------------------------------------------------ the budget
 
