@@ -45,9 +45,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
+from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
+
 from spindle import Client, Worker  # noqa: E402
 from spindle.envconfig import ClientConfig  # noqa: E402
-from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
 

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import traceback
+
 from pathlib import Path
 from typing import Any
 

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+
 from typing import Any
 
 import grpc
@@ -36,10 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from spindle import workflow  # noqa: E402
-from spindle.client import Client
-from spindle.worker import Worker
 from spindle.api import service_pb2_grpc  # noqa: E402
+from spindle.client import Client  # noqa: E402 - after the sys.path set-up above
 from spindle.exceptions import RPCError  # noqa: E402
+from spindle.worker import Worker  # noqa: E402 - after the sys.path set-up above
 
 NS_A, NS_B = "flood-a", "flood-b"
 QUEUE_A, QUEUE_B = "flood-a-q", "flood-b-q"

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+
 from datetime import timedelta
 from typing import Any
 
@@ -30,10 +31,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests", "controlplane"))
 
+from spindle import Client, Worker, activity, workflow  # noqa: E402
 from spindle.controlplane.config import ServerConfig  # noqa: E402
 from spindle.controlplane.server import ControlPlane, serve  # noqa: E402
 from spindle.controlplane.store import Store  # noqa: E402
-from spindle import Client, Worker, activity, workflow  # noqa: E402
 
 STORE_METHODS = ("apply", "apply_many", "load_execution", "read_events", "get_current", "get_execution_row",
                  "load_transfer_tasks", "load_timer_tasks", "load_backlog", "query_visibility", "acquire_shard")

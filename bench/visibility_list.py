@@ -23,17 +23,18 @@ import random
 import sys
 import tempfile
 import time
+
 from datetime import timedelta
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from spindle.controlplane import embedded  # noqa: E402
+from spindle import Client, Worker, activity, workflow  # noqa: E402
 from spindle.api import service_pb2 as svc  # noqa: E402
+from spindle.controlplane import embedded  # noqa: E402
 from spindle.controlplane.config import ServerConfig  # noqa: E402
 from spindle.controlplane.store import Mutation, VisibilityRow  # noqa: E402
-from spindle import Client, Worker, activity, workflow  # noqa: E402
 
 BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 SPAN_MS = 30 * 86_400_000  # starts spread over 30 days

@@ -14,9 +14,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
+
 from spindle import Client, Worker  # noqa: E402
 from spindle.envconfig import ClientConfig  # noqa: E402
-from workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 
 async def main(address: str) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import resource
+
 from typing import Any
 
 from spindle.controlplane.config import ServerConfig

@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+
 from collections.abc import Callable
 from typing import Any
 
@@ -184,7 +185,7 @@ LENIENT_MESSAGES = frozenset({"spindle.v1.Failure"})
 
 
 def _retry_policy(m: Message, path: str) -> str | None:
-    initial, maximum = m.initial_interval_ms, m.maximum_interval_ms  # type: ignore[attr-defined]
+    initial, maximum = m.initial_interval_ms, m.maximum_interval_ms
     if initial and maximum and maximum < initial:
         return f"{path}.maximum_interval_ms: {maximum} ms is below initial_interval_ms ({initial} ms)"
     return None

@@ -19,15 +19,16 @@ import asyncio
 import contextlib
 import logging
 import time
+
 from typing import Any
 
 import grpc
 
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane._long_polls import LongPollLimiter, long_poll_client
 from spindle.controlplane._malformed import MalformedRequest, lenient_deserializer
 from spindle.controlplane._metrics import ServerMetrics
-from spindle.api import service_pb2 as svc
-from spindle.api import service_pb2_grpc
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
 from spindle.controlplane.auth._audit import request_details
 from spindle.controlplane.auth._principal import reset_current_principal, set_current_principal

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+
 from collections.abc import Awaitable, Callable
 
 import grpc
+
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from spindle.api import service_pb2 as svc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+
 from collections.abc import Hashable
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+
 from typing import Any
 
 __all__ = ["LOG_FORMATS", "JsonFormatter", "configure_logging", "run_fields"]

@@ -19,6 +19,7 @@ The in-process stub (``spindle.controlplane.embedded``) does not go through here
 from __future__ import annotations
 
 import contextlib
+
 from collections.abc import Iterator
 
 from spindle.controlplane.config import ServerConfig

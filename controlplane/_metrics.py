@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+
 from collections.abc import Callable, Iterable
 from typing import Any
 

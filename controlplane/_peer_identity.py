@@ -21,6 +21,7 @@ For names made of the usual attributes this is exactly what ``cryptography``'s
 from __future__ import annotations
 
 import re
+
 from typing import Any
 
 __all__ = ["peer_certificate_subject"]

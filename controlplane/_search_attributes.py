@@ -8,6 +8,7 @@ visibility rows). It sits below both so that neither imports the other.
 from __future__ import annotations
 
 import json
+
 from collections.abc import Mapping
 from datetime import datetime
 

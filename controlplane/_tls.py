@@ -27,6 +27,7 @@ import os
 import ssl
 import threading
 import time
+
 from dataclasses import dataclass
 
 import grpc

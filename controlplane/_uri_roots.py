@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
+
 from collections.abc import Sequence
 
 __all__ = ["archival_root_problem", "archival_uri_problem"]

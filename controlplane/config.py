@@ -8,6 +8,7 @@ seconds (floats) unless the name says otherwise.
 from __future__ import annotations
 
 import math
+
 from dataclasses import dataclass, field, fields
 
 from spindle.controlplane._uri_roots import archival_root_problem

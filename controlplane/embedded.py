@@ -14,6 +14,7 @@ control plane, so it also exports what ``start`` takes (``ServerConfig``, ``Cloc
 from __future__ import annotations
 
 import asyncio
+
 from typing import Any, Callable
 
 import grpc

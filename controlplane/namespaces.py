@@ -6,12 +6,19 @@ import json
 import re
 import time
 import uuid
+
 from dataclasses import dataclass, field
 
 from spindle.api import service_pb2 as svc
 
-from ._resource_rules import (ARCHIVAL_URI_RE, BUILTIN_SEARCH_ATTRIBUTES, NAMESPACE_NAME_RE, SEARCH_ATTRIBUTE_NAME_RE,
-                              SEARCH_ATTRIBUTE_TYPES, is_rate)
+from ._resource_rules import (
+    ARCHIVAL_URI_RE,
+    BUILTIN_SEARCH_ATTRIBUTES,
+    NAMESPACE_NAME_RE,
+    SEARCH_ATTRIBUTE_NAME_RE,
+    SEARCH_ATTRIBUTE_TYPES,
+    is_rate,
+)
 from ._uri_roots import archival_uri_problem
 from .config import ServerConfig
 from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound

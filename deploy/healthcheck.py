@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 from collections.abc import Mapping
 
 
@@ -36,6 +37,7 @@ def _read(path: str) -> bytes:
 def check(env: Mapping[str, str] = os.environ) -> tuple[bool, str]:
     """Ask the health service once. Returns (serving, a one-line explanation)."""
     import grpc
+
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     address = env.get("SPINDLE_HEALTHCHECK_ADDRESS") or "127.0.0.1:7233"

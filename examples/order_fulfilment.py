@@ -17,6 +17,7 @@ import dataclasses
 import os
 import sys
 import uuid
+
 from datetime import timedelta
 
 from spindle import Client, RetryPolicy, Worker, activity, workflow
@@ -85,12 +86,12 @@ class OrderWorkflow:
         try:
             await workflow.execute_activity(reserve_stock, order, start_to_close_timeout=timedelta(seconds=30),
                                             retry_policy=retry)
-        except ActivityError:
+        except ActivityError as out_of_stock:
             self.stage = "refunding"
             await workflow.execute_activity(refund_payment, charge_id, start_to_close_timeout=timedelta(seconds=30),
                                             retry_policy=retry)
             raise ApplicationError(f"order {order.order_id} cancelled: out of stock, payment refunded",
-                                   type="OrderCancelled", non_retryable=True)
+                                   type="OrderCancelled", non_retryable=True) from out_of_stock
         self.stage = "awaiting shipment"
         try:
             await workflow.wait_condition(lambda: self.tracking is not None, timeout=timedelta(days=14))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import dataclasses
+import os
 import sys
 import uuid
+
 from datetime import timedelta
 
 from spindle import Client, RetryPolicy, Worker, activity, workflow

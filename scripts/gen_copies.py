@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import sys
+
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent

@@ -75,7 +75,42 @@ _PUBLIC_NAMES: dict[str, str] = {
     "TLSConfig": "spindle.service",
 }
 
-__all__ = ["__version__", *_PUBLIC_NAMES]
+__all__ = [
+    "__version__",
+    "Client",
+    "WorkflowHandle",
+    "WorkflowExecutionDescription",
+    "AsyncActivityHandle",
+    "WorkflowExecutionStatus",
+    "History",
+    "HistoryEvent",
+    "ResetType",
+    "BatchOperationSummary",
+    "Schedule",
+    "ScheduleActionStartWorkflow",
+    "ScheduleSpec",
+    "ScheduleIntervalSpec",
+    "SchedulePolicy",
+    "ScheduleOverlapPolicy",
+    "ScheduleState",
+    "ScheduleBackfill",
+    "ScheduleDescription",
+    "ScheduleInfo",
+    "ScheduleActionResult",
+    "ScheduleListEntry",
+    "ScheduleHandle",
+    "ScheduleUpdate",
+    "ScheduleUpdateInput",
+    "Worker",
+    "RetryPolicy",
+    "WorkflowIDReusePolicy",
+    "WorkflowIDConflictPolicy",
+    "DataConverter",
+    "PayloadCodec",
+    "ZlibCodec",
+    "EncryptionCodec",
+    "TLSConfig",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -8,9 +8,6 @@ Names follow ``temporalio.workflow``; Spindle has no import sandbox (see
 
 from __future__ import annotations
 
-from spindle.common._retry_policy import RetryPolicy
-from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityHandle
-from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
 from spindle._workflow.activity_calls import (
     execute_activity,
     execute_activity_method,
@@ -27,6 +24,8 @@ from spindle._workflow.child_calls import (
     get_external_workflow_handle,
     start_child_workflow,
 )
+from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
+from spindle._workflow.guard import install as _install_guards
 from spindle._workflow.history_calls import (
     continue_as_new,
     deprecate_patch,
@@ -36,7 +35,14 @@ from spindle._workflow.history_calls import (
     side_effect,
     upsert_search_attributes,
 )
+from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo, current_update_info
 from spindle._workflow.info_calls import in_workflow, info, now, random, uuid4
+from spindle._workflow.logger import LoggerAdapter, logger
+from spindle._workflow.run import ContinueAsNewError
+from spindle._workflow.runtime import DEFAULT_VERSION
+from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityHandle
+from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
+from spindle._workflow.unsafe import unsafe
 from spindle._workflow.wait_calls import (
     all_handlers_finished,
     set_signal_handler,
@@ -45,13 +51,7 @@ from spindle._workflow.wait_calls import (
     wait_for_signal,
 )
 from spindle._workflow.waiting import as_completed, wait
-from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
-from spindle._workflow.guard import install as _install_guards
-from spindle._workflow.info import ParentInfo, UpdateInfo, WorkflowInfo, current_update_info
-from spindle._workflow.logger import LoggerAdapter, logger
-from spindle._workflow.run import ContinueAsNewError
-from spindle._workflow.runtime import DEFAULT_VERSION
-from spindle._workflow.unsafe import unsafe
+from spindle.common._retry_policy import RetryPolicy
 
 __all__ = [
     "ActivityCancellationType",

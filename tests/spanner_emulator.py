@@ -25,6 +25,7 @@ import subprocess
 import threading
 import time
 import uuid
+
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+
 from collections.abc import Callable
 from typing import Any
 

@@ -12,9 +12,9 @@ import dataclasses
 
 from collections.abc import Hashable, Iterable, Sequence
 
-from spindle.widgets._layout import Box, Layout, layered_layout
-
 import networkx as nx
+
+from spindle.widgets._layout import Box, Layout, layered_layout
 
 __all__ = [
     "EDGE_STYLE",

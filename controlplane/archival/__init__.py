@@ -10,10 +10,18 @@ How retention, archival and large payloads behave end to end: docs/ARCHIVAL.md.
 """
 
 from ._archive import HistoryArchiver, escape_key_part
-from ._blobs import (BLOB_REF_ENCODING, BlobError, BlobStore, PayloadOffloader, PreparedIntake, blob_keys_in, is_blob_ref,
-                     ref_expanded_size)
-from ._pages import event_page_size, fitting_prefix, fitting_suffix
+from ._blobs import (
+                     BLOB_REF_ENCODING,
+                     BlobError,
+                     BlobStore,
+                     PayloadOffloader,
+                     PreparedIntake,
+                     blob_keys_in,
+                     is_blob_ref,
+                     ref_expanded_size,
+)
 from ._objects import GcsObjectStore, LocalObjectStore, ObjectStore, ObjectStoreError, open_object_store
+from ._pages import event_page_size, fitting_prefix, fitting_suffix
 from ._reads import describe_from_history, history_page
 from ._service import Archival
 

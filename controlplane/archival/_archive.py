@@ -23,13 +23,14 @@ import gzip
 import hashlib
 import json
 import urllib.parse
+
 from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from spindle.controlplane._keyed_locks import KeyedLocks
 from spindle.api import messages_pb2 as pb
+from spindle.controlplane._keyed_locks import KeyedLocks
 
 from ._objects import ObjectStore
 

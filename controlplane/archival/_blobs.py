@@ -32,6 +32,7 @@ import hashlib
 import json
 import re
 import secrets
+
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 

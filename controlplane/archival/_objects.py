@@ -24,6 +24,7 @@ import asyncio
 import os
 import tempfile
 import urllib.parse
+
 from typing import Any
 
 __all__ = ["ObjectStore", "ObjectStoreError", "LocalObjectStore", "GcsObjectStore", "open_object_store"]

@@ -89,7 +89,7 @@ def iter_payloads(msg: Message) -> Iterator[pb.Payload]:
         _build_plans()
     name = msg.DESCRIPTOR.full_name
     if name == PAYLOAD_TYPE:
-        yield msg  # type: ignore[misc]
+        yield msg
         return
     plan = _PLAN.get(name)
     if not plan:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict

@@ -35,6 +35,7 @@ import json
 import re
 import secrets
 import time
+
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass

@@ -11,6 +11,7 @@ listings, API-key listings) can ask :func:`current_principal`. The in-process st
 from __future__ import annotations
 
 import contextvars
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 

@@ -30,6 +30,7 @@ allowed or not (``_audit.py``).
 from __future__ import annotations
 
 import enum
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

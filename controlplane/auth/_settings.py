@@ -22,6 +22,7 @@ there (mode 0600) once. See docs/SECURITY.md.
 from __future__ import annotations
 
 import re
+
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

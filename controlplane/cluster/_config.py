@@ -37,14 +37,15 @@ Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m
 from __future__ import annotations
 
 import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spindle.controlplane.auth import AuthSettings, parse_auth_section
 from spindle.controlplane._metrics import parse_listen
-from spindle.controlplane._uri_roots import archival_root_problem
 from spindle.controlplane._tls import MemberTLS, ServerTLS, TLSFileError
+from spindle.controlplane._uri_roots import archival_root_problem
+from spindle.controlplane.auth import AuthSettings, parse_auth_section
 from spindle.controlplane.config import ServerConfig
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")

@@ -15,6 +15,7 @@ retried while the shard is between owners. ``Router`` finds the owner.
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -154,7 +155,7 @@ class ClusterCrossShard:
             lambda: self.local.start_workflow(ns, req, parent=parent))
         if isinstance(out, dict):
             return str(out["run_id"]), bool(out["started"])
-        return out  # type: ignore[no-any-return]
+        return out
 
     async def request_cancel(self, ns: Namespace, execution: pb.WorkflowExecution, identity: str, reason: str,
                              external: tuple[int, pb.WorkflowExecution] | None = None) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+
 from typing import Any
 
 from spindle.api import service_pb2 as svc

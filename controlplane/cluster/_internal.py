@@ -38,19 +38,26 @@ import json
 import logging
 import math
 import secrets
+
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
 from google.protobuf.message import DecodeError, Message
 
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane.errors import InvalidArgument, ServiceError, ShardNotOwned, Unavailable
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
-from spindle.controlplane.frontend._validate import check_name, check_payloads, check_start_request, check_text, require_id
+from spindle.controlplane.frontend._validate import (
+    check_name,
+    check_payloads,
+    check_start_request,
+    check_text,
+    require_id,
+)
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, StoreError

@@ -22,6 +22,7 @@ import hashlib
 import logging
 import threading
 import time
+
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol

@@ -13,17 +13,18 @@ import os
 import signal
 import socket
 import uuid
+
 from typing import Any
 
 import grpc
 
-from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._connections import server_options
+from spindle.controlplane._gc import settle_after_start
 from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make_servicer
 from spindle.controlplane._health import HealthReporter
 from spindle.controlplane._log_format import configure_logging
-from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse_listen, serve_metrics
 from spindle.controlplane._long_polls import LongPollLimiter
+from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse_listen, serve_metrics
 from spindle.controlplane._tls import add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import json
 import logging
+
 from collections.abc import Awaitable, Callable
 from typing import Any
 

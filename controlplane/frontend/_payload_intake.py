@@ -28,6 +28,7 @@ Order, for every request that carries payloads (issue 16):
 from __future__ import annotations
 
 import asyncio
+
 from typing import TypeVar
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -74,7 +75,7 @@ def refuse_blob_refs(request: Message) -> None:
 
 def _find_ref(msg: Message, path: str) -> str | None:
     if msg.DESCRIPTOR.full_name == _PAYLOAD:
-        return path or "payload" if msg.metadata.get("encoding") == BLOB_REF_ENCODING else None  # type: ignore[attr-defined]
+        return path or "payload" if msg.metadata.get("encoding") == BLOB_REF_ENCODING else None
     for fd, value in msg.ListFields():
         if fd.message_type is None:
             continue
@@ -136,7 +137,7 @@ def _held_message_type(fd: FieldDescriptor) -> Descriptor | None:
 def _top_failures(msg: Message) -> list[pb.Failure]:
     """The outermost Failure messages inside ``msg`` (live sub-messages)."""
     if msg.DESCRIPTOR.full_name == _FAILURE:
-        return [msg]  # type: ignore[list-item]
+        return [msg]
     out: list[pb.Failure] = []
     fields = _failure_fields(msg.DESCRIPTOR)
     if not fields:

@@ -23,6 +23,7 @@ times its limit when its calls are spread over all of them.
 from __future__ import annotations
 
 import time
+
 from collections.abc import Callable
 from typing import Protocol
 

@@ -16,21 +16,21 @@ from __future__ import annotations
 
 import functools
 import math
+
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane import _field_rules as _rules
 from spindle.controlplane._field_rules import check_fields
 from spindle.controlplane._search_attributes import check_search_attributes
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.schedules._cron import check_cron_expression
-
 
 #: Fields of a request that another layer checks with the same rules (RPC -> field names).
 HISTORY_CHECKED: dict[str, frozenset[str]] = {
@@ -103,7 +103,7 @@ def payload_size(*messages: object) -> int:
     total = 0
     for m in messages:
         if m is not None and hasattr(m, "ByteSize"):
-            total += m.ByteSize()  # type: ignore[attr-defined]
+            total += m.ByteSize()
     return total
 
 

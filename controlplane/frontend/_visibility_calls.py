@@ -9,6 +9,7 @@ pipeline calls it: ``ns`` is the namespace the request names, already counted ag
 from __future__ import annotations
 
 import json
+
 from typing import Any
 
 from spindle.api import messages_pb2 as pb
@@ -17,7 +18,7 @@ from spindle.controlplane._paging import token_position
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.store import Store
-from spindle.controlplane.visibility import QueryError, STATUS_NAMES, compile_query
+from spindle.controlplane.visibility import STATUS_NAMES, QueryError, compile_query
 
 
 class VisibilityCalls:

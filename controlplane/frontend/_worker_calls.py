@@ -56,7 +56,7 @@ class WorkerCalls:
         if not offloader.enabled or req.ByteSize() <= offloader.threshold:
             return ""
         try:
-            return self.engine.tokens.verify(req.task_token).namespace_id  # type: ignore[attr-defined]
+            return self.engine.tokens.verify(req.task_token).namespace_id
         except BadTokenError as e:
             raise InvalidArgument(str(e)) from e
 
@@ -101,7 +101,7 @@ class WorkerCalls:
                                       deadline: float | None) -> svc.RespondWorkflowTaskCompletedResponse:
         ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "commands", ns_id, refs_checked=True)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "commands", *req.commands)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_workflow_task_completed(req)
@@ -111,7 +111,7 @@ class WorkerCalls:
                                    deadline: float | None) -> svc.RespondWorkflowTaskFailedResponse:
         ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "failure", req.failure)
         async with self.payloads.offloaded(prepared):
             await self.engine.respond_workflow_task_failed(req)
@@ -121,7 +121,7 @@ class WorkerCalls:
                                       deadline: float | None) -> svc.RespondActivityTaskCompletedResponse:
         ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "result", ns_id, refs_checked=True)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "result", req.result)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_completed(req)
@@ -131,7 +131,7 @@ class WorkerCalls:
                                    deadline: float | None) -> svc.RespondActivityTaskFailedResponse:
         ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "failure", ns_id, refs_checked=True)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "failure", req.failure, req.last_heartbeat_details)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_failed(req)
@@ -141,7 +141,7 @@ class WorkerCalls:
                                      deadline: float | None) -> svc.RespondActivityTaskCanceledResponse:
         ns_id = self._offload_namespace(req)
         prepared = await self.payloads.prepare(req, "details", ns_id, refs_checked=True)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "details", req.details)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.respond_activity_canceled(req)
@@ -152,7 +152,7 @@ class WorkerCalls:
                                    deadline: float | None) -> svc.RespondQueryTaskCompletedResponse:
         # a query's answer is never stored: it goes inline to the waiting QueryWorkflow
         ns_id = self._offload_namespace(req)
-        req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
+        req = (await self.payloads.prepare(req, "query_result", ns_id, offload=False, refs_checked=True)).request
         check_size(transient_limit(self.config, self.payloads), "query_result", req.query_result)
         self.engine.respond_query(req)
         return svc.RespondQueryTaskCompletedResponse()
@@ -163,7 +163,7 @@ class WorkerCalls:
         # ends, so an offloaded blob could not be told apart from an orphan; each heartbeat would
         # otherwise leave one behind.
         ns_id = self._offload_namespace(req)
-        req = (await self.payloads.prepare(req, "details", ns_id, offload=False, refs_checked=True)).request  # type: ignore[assignment]
+        req = (await self.payloads.prepare(req, "details", ns_id, offload=False, refs_checked=True)).request
         check_payloads(self.config, "details", req.details)
         return await self.engine.record_heartbeat(req)
 

@@ -54,22 +54,22 @@ class WorkflowCalls:
     async def start(self, req: svc.StartWorkflowExecutionRequest, ns: Namespace, deadline: float | None
                     ) -> svc.StartWorkflowExecutionResponse:
         prepared = await self.payloads.prepare(req, "input", ns.id)  # nothing is written before every check passed
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         self._check_start(req)
         async with self.engine.admit_start(ns.id), self.payloads.offloaded(prepared):
-            run_id, started = await self.engine.start_workflow(ns, req)  # type: ignore[arg-type]
+            run_id, started = await self.engine.start_workflow(ns, req)
         return svc.StartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def signal_with_start(self, req: svc.SignalWithStartWorkflowExecutionRequest, ns: Namespace,
                                 deadline: float | None) -> svc.SignalWithStartWorkflowExecutionResponse:
         require_id(req.signal_name, "signal_name", self.config)
         prepared = await self.payloads.prepare(req, "start.input", ns.id)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         self._check_start(req.start)
         check_payloads(self.config, "signal_input", req.signal_input)
         async with self.payloads.offloaded(prepared):
             run_id, started = await self.engine.start_workflow(
-                ns, req.start, signal=(req.signal_name, req.signal_input, req.signal_header))  # type: ignore[arg-type]
+                ns, req.start, signal=(req.signal_name, req.signal_input, req.signal_header))
         return svc.SignalWithStartWorkflowExecutionResponse(run_id=run_id, started=started)
 
     async def signal(self, req: svc.SignalWorkflowExecutionRequest, ns: Namespace, deadline: float | None
@@ -77,7 +77,7 @@ class WorkflowCalls:
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.signal_name, "signal_name", self.config)
         prepared = await self.payloads.prepare(req, "input", ns.id)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "input", req.input, req.header)
         async with self.payloads.offloaded(prepared):
             await self.engine.signal(ns, req.workflow_execution, req.signal_name, req.input, req.header, req.identity,
@@ -89,7 +89,7 @@ class WorkflowCalls:
         require_id(req.execution.workflow_id, "execution.workflow_id", self.config)
         require_id(req.query.query_type, "query.query_type", self.config)
         # query arguments are never stored: they travel inline (up to the large-payload limit)
-        req = (await self.payloads.prepare(req, "query.query_args", ns.id, offload=False)).request  # type: ignore[assignment]
+        req = (await self.payloads.prepare(req, "query.query_args", ns.id, offload=False)).request
         check_size(transient_limit(self.config, self.payloads), "query.query_args", req.query.query_args)
         return await self.offloader.expand(await self.engine.query(ns, req), ns.id)
 
@@ -98,7 +98,7 @@ class WorkflowCalls:
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         require_id(req.request.name, "request.name", self.config)
         prepared = await self.payloads.prepare(req, "request.input", ns.id)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "request.input", req.request.input)
         async with self.payloads.offloaded(prepared):
             resp = await self.engine.update(ns, req)
@@ -114,7 +114,7 @@ class WorkflowCalls:
                         ) -> svc.TerminateWorkflowExecutionResponse:
         require_id(req.workflow_execution.workflow_id, "workflow_execution.workflow_id", self.config)
         prepared = await self.payloads.prepare(req, "details", ns.id)
-        req = prepared.request  # type: ignore[assignment]
+        req = prepared.request
         check_payloads(self.config, "details", req.details)
         async with self.payloads.offloaded(prepared):
             await self.engine.terminate(ns, req.workflow_execution, req.reason, req.details, req.identity)

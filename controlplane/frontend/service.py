@@ -44,8 +44,8 @@ from ._rate_limit import NamespaceRateLimiter
 from ._schedule_calls import ScheduleCalls
 from ._validate import HISTORY_CHECKED, RPC_NAMES
 from ._visibility_calls import VisibilityCalls
-from ._workflow_calls import WorkflowCalls
 from ._worker_calls import WorkerCalls, poll_timeout
+from ._workflow_calls import WorkflowCalls
 
 #: A handler: ``(request, namespace or None, deadline) -> response``.
 Handler = Callable[[Any, Any, "float | None"], Awaitable[Message]]

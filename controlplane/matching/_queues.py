@@ -32,6 +32,7 @@ import asyncio
 import collections
 import math
 import time
+
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any

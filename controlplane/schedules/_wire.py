@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from spindle.controlplane._field_rules import MAX_DURATION_MS, MAX_INSTANT_MS
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane._field_rules import MAX_DURATION_MS, MAX_INSTANT_MS
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.schedules._cron import check_cron_expression
 from spindle.controlplane.schedules._spec import CalendarSpec, IntervalRule, load_time_zone

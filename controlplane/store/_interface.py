@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+
 from collections.abc import Sequence
 
 from ._model import (

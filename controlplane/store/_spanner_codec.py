@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+
 from typing import Any
 
 from ._model import ApiKeyRow, CurrentRow, ExecutionRow, NamespaceRow, VisibilityRow

@@ -6,7 +6,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._model import ApiKeyRow, ConditionFailedError, NamespaceRow, ServerSecret
-from ._spanner_codec import API_KEY_COLUMNS, NAMESPACE_COLUMNS, api_key_from_row, api_key_values, dec, enc, namespace_from_row
+from ._spanner_codec import (
+    API_KEY_COLUMNS,
+    NAMESPACE_COLUMNS,
+    api_key_from_row,
+    api_key_values,
+    dec,
+    enc,
+    namespace_from_row,
+)
 
 #: ``query(sql, params)``: rows of a read-only snapshot (``SpannerStore._query``).
 Query = Callable[..., Awaitable[list[list[Any]]]]

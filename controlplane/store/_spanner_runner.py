@@ -16,6 +16,7 @@ import itertools
 import logging
 import queue
 import threading
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -96,7 +97,7 @@ class TxnRunner:
             kw["default_retry_delay"] = self.retry_delay
         t0 = time.perf_counter()
         try:
-            return self.database.run_in_transaction(fn, **kw)  # type: ignore[no-any-return]
+            return self.database.run_in_transaction(fn, **kw)
         finally:
             self.stats["transactions"] += 1
             self.stats["seconds"] += time.perf_counter() - t0

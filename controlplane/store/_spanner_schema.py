@@ -9,6 +9,7 @@ and records it, so running it again changes nothing.
 from __future__ import annotations
 
 import re
+
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any

@@ -4,6 +4,7 @@ for the Spanner dialect), and closed runs for retention."""
 from __future__ import annotations
 
 import json
+
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 

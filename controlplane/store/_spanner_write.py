@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ._model import ConditionFailedError, Mutation, ShardOwnershipLostError
-from ._spanner_codec import enc, exec_values, vis_values, EXEC_COLUMNS, VIS_COLUMNS
+from ._spanner_codec import EXEC_COLUMNS, VIS_COLUMNS, enc, exec_values, vis_values
 
 ExecKey = tuple[int, str, str, str]
 RunKey = tuple[str, str, str]  # (namespace_id, workflow_id, run_id): located through ExecutionsByRun

@@ -13,6 +13,7 @@ import asyncio
 import queue
 import sqlite3
 import threading
+
 from collections.abc import Sequence
 from typing import Any, Callable, TypeVar
 

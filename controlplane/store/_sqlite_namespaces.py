@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+
 from collections.abc import Sequence
 from typing import Any
 

@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import sqlite3
 import threading
+
 from typing import Callable, TypeVar
 
 from ._sqlite_schema import connect

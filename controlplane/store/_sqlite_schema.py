@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+
 from typing import Any
 
 SCHEMA_VERSION = 5  # 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules

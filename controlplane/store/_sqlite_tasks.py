@@ -43,7 +43,7 @@ class SqliteTasks:
 
     async def list_backlog_queues(self) -> list[tuple[str, str, int]]:
         rows = await self._reads.read(lambda c: c.execute("SELECT DISTINCT namespace_id, task_queue, kind FROM task_backlog").fetchall())
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [tuple(r) for r in rows]
 
 
 __all__ = ["SqliteTasks"]

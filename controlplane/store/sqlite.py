@@ -24,6 +24,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+
 from collections.abc import Coroutine, Sequence
 from typing import Any, Callable, TypeVar
 

@@ -10,6 +10,7 @@ nothing). Values of different kinds compare like SQLite's storage classes
 from __future__ import annotations
 
 import json
+
 from collections.abc import Mapping
 from typing import Any
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+
 from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -8,6 +8,7 @@ that the parser recognises case-insensitively.
 from __future__ import annotations
 
 import enum
+
 from dataclasses import dataclass
 
 from ._errors import QueryError

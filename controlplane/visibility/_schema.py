@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 

@@ -10,6 +10,7 @@ that :func:`~._schema.validate_search_attributes` restricted to
 from __future__ import annotations
 
 import re
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal

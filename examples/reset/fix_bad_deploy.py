@@ -17,6 +17,7 @@ import asyncio
 import os
 import sys
 import uuid
+
 from datetime import timedelta
 
 from spindle import Client, ResetType, Worker, activity, workflow

@@ -17,12 +17,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+
 from datetime import datetime, timedelta, timezone
 
 from spindle import activity, workflow
-from spindle.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleBackfill, ScheduleIntervalSpec, ScheduleOverlapPolicy, SchedulePolicy, ScheduleSpec
-from spindle.worker import Worker
+from spindle.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleBackfill,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+)
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 TASK_QUEUE = "reports"
 SCHEDULE_ID = "daily-report"

@@ -86,7 +86,7 @@ def defn(fn: F | None = None, *, name: str | None = None,
             raise ValueError("activity name must not be empty")
         target = inspect.unwrap(f)
         is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
-            getattr(target, "__call__", None)
+            getattr(target, "__call__", None)  # noqa: B004 - reads the __call__ method to see if a callable object is async
         )
         d = ActivityDefinition(name=name or f.__name__, fn=f, is_async=is_async,
                                no_thread_cancel_exception=no_thread_cancel_exception)

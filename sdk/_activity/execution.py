@@ -19,9 +19,9 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spindle.exceptions import ApplicationError
 from spindle._activity.context import ActivityContext, ActivityInfo, _current
 from spindle._activity.definition import ActivityDefinition
+from spindle.exceptions import ApplicationError
 
 if TYPE_CHECKING:
     from spindle._activity.shared_state import CancelEvent, SharedHeartbeatSender, SharedStateManager

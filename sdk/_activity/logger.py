@@ -35,7 +35,7 @@ def logger_details(info: ActivityInfo) -> dict[str, Any]:
     }
 
 
-class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
+class LoggerAdapter(logging.LoggerAdapter):
     """Adds the running activity's details to each record (``activity.logger`` is one).
 
     Inside an activity a record gets each detail of :func:`logger_details` as an
@@ -77,7 +77,7 @@ class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
     @property
     def base_logger(self) -> logging.Logger:
         """The wrapped logger (to add handlers, set levels, ...)."""
-        return self.logger  # type: ignore[return-value]
+        return self.logger
 
 
 logger = LoggerAdapter(logging.getLogger("spindle.activity"))

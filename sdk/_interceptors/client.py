@@ -12,6 +12,7 @@ override what you need, calling ``super()``.
 from __future__ import annotations
 
 import dataclasses
+
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any

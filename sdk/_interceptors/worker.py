@@ -25,6 +25,7 @@ activity's or child's headers is what that activity's ``execute_activity`` (or t
 from __future__ import annotations
 
 import dataclasses
+
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any

@@ -16,9 +16,9 @@ from datetime import timedelta
 from typing import Any, cast
 
 from spindle._interceptors.worker import StartActivityInput
-from spindle.common._retry_policy import RetryPolicy
 from spindle._workflow.context import instance as _instance
 from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityHandle
+from spindle.common._retry_policy import RetryPolicy
 
 __all__ = [
     "execute_activity", "start_activity", "execute_activity_method", "start_activity_method",

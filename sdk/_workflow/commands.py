@@ -16,8 +16,6 @@ import contextlib
 
 from collections.abc import Iterator
 
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import WorkflowContextError
 from spindle._workflow.fatal import Fatal
 from spindle._workflow.statemachines._command import (
     COMMAND_EVENT_TYPES,
@@ -28,6 +26,8 @@ from spindle._workflow.statemachines._command import (
     event_key,
 )
 from spindle._workflow.statemachines.markers import VERSION_MARKER
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import WorkflowContextError
 
 __all__ = ["CommandBuffer", "task_command_events"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import typing
 
-from spindle.exceptions import WorkflowContextError
 from spindle._workflow.loop import running_workflow_loop
+from spindle.exceptions import WorkflowContextError
 
 if typing.TYPE_CHECKING:
     from spindle._workflow.instance import WorkflowInstance

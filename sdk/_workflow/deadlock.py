@@ -42,7 +42,7 @@ import time
 import traceback
 
 from collections.abc import Callable
-from types import CodeType, FrameType
+from types import CodeType
 from typing import Any, TypeVar
 
 __all__ = ["ActivationWatchdog", "DeadlockError", "DeadlockInterrupt", "deadlock_message"]
@@ -197,7 +197,7 @@ class ActivationWatchdog:
             raise DeadlockError(deadlock_message(self.timeout, what()), stack) from None
         if error is not None:
             raise error
-        return result  # type: ignore[no-any-return]
+        return result
 
     def touch(self) -> None:
         """Restart the current guarded call's clock (a new workflow task began during a replay)."""

@@ -28,8 +28,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from spindle.exceptions import WorkflowContextError
 from spindle._workflow.loop import WorkflowEventLoop
+from spindle.exceptions import WorkflowContextError
 
 __all__ = ["install", "installed", "suspended", "is_suspended"]
 

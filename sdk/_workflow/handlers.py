@@ -19,8 +19,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import ApplicationError, FailureError, NonDeterminismError, QueryFailedError
 from spindle._interceptors.worker import (
     HandleQueryInput,
     HandleSignalInput,
@@ -35,6 +33,8 @@ from spindle._workflow.loop import WorkflowEventLoop
 from spindle._workflow.statemachines._command import CommandEntry, describe_event
 from spindle._workflow.statemachines.closing import fail_workflow_command
 from spindle._workflow.statemachines.update import accept_command, complete_command, reject_command
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import ApplicationError, FailureError, NonDeterminismError, QueryFailedError
 
 __all__ = ["Handlers"]
 
@@ -351,7 +351,7 @@ async def _resume(coro: Any, yielded: Any) -> Any:
                 yielded._asyncio_future_blocking = False
                 if not yielded.done():
                     waiter = asyncio.get_running_loop().create_future()
-                    yielded.add_done_callback(lambda _f: waiter.done() or waiter.set_result(None))
+                    yielded.add_done_callback(lambda _f, w=waiter: w.done() or w.set_result(None))
                     await waiter
             else:
                 await asyncio.sleep(0)

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, NoReturn, TypeVar
 
-from spindle.api import messages_pb2 as pb
 from spindle._workflow.context import instance as _instance
 from spindle._workflow.defn import WorkflowDefinition
 from spindle._workflow.run import ContinueAsNewError
 from spindle._workflow.runtime import DEFAULT_VERSION
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["side_effect", "record_marker", "get_version", "patched", "deprecate_patch", "upsert_search_attributes",
            "continue_as_new"]

@@ -12,7 +12,8 @@ import uuid as _uuid
 
 from datetime import datetime
 
-from spindle._workflow.context import instance as _instance, maybe_instance as _maybe_instance
+from spindle._workflow.context import instance as _instance
+from spindle._workflow.context import maybe_instance as _maybe_instance
 from spindle._workflow.info import WorkflowInfo
 
 __all__ = ["in_workflow", "info", "now", "random", "uuid4"]

@@ -26,8 +26,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
-from spindle.converter._data_converter import DataConverter
 from spindle._interceptors.worker import Interceptor, WorkflowOutboundInterceptor
 from spindle._workflow.commands import CommandBuffer, task_command_events
 from spindle._workflow.defn import WorkflowDefinition
@@ -39,6 +37,8 @@ from spindle._workflow.run import WorkflowRun
 from spindle._workflow.runtime import WorkflowRuntime
 from spindle._workflow.statemachines._command import COMMAND_EVENT_TYPES
 from spindle._workflow.statemachines.timer import TimerMachine
+from spindle.api import messages_pb2 as pb
+from spindle.converter._data_converter import DataConverter
 
 __all__ = ["WorkflowInstance", "StaleWorkflowInstanceError"]
 

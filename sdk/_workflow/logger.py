@@ -36,7 +36,7 @@ def logger_details(info: WorkflowInfo) -> dict[str, Any]:
     return details
 
 
-class LoggerAdapter(logging.LoggerAdapter):  # type: ignore[type-arg]
+class LoggerAdapter(logging.LoggerAdapter):
     """Adds the running workflow's details to each record; drops records during replay.
 
     Outside workflow code it logs like the underlying logger, unchanged.

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+
 from datetime import timedelta
 from typing import Any, cast
 
-from spindle.api import messages_pb2 as pb
 from spindle._interceptors.worker import StartActivityInput, StartChildWorkflowInput, WorkflowOutboundInterceptor
-from spindle._workflow.statemachines.activity import ActivityHandle
-from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
 from spindle._workflow.info import WorkflowInfo
 from spindle._workflow.runtime import WorkflowRuntime
+from spindle._workflow.statemachines.activity import ActivityHandle
+from spindle._workflow.statemachines.child_workflow import ChildWorkflowHandle
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["WorkflowOutboundImpl"]
 

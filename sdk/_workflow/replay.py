@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
 from spindle._workflow.instance import WorkflowInstance
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["replay"]
 

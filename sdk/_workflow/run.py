@@ -18,15 +18,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import (
-    ActivityError,
-    ApplicationError,
-    CancelledError,
-    ChildWorkflowError,
-    FailureError,
-    NonDeterminismError,
-)
 from spindle._interceptors.worker import (
     ExecuteWorkflowInput,
     HandleQueryInput,
@@ -50,6 +41,15 @@ from spindle._workflow.statemachines.closing import (
     complete_workflow_command,
     continue_as_new_command,
     fail_workflow_command,
+)
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    FailureError,
+    NonDeterminismError,
 )
 
 __all__ = ["WorkflowRun", "InboundEnd", "ContinueAsNewError", "is_cancellation"]

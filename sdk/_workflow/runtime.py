@@ -24,10 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import WorkflowContextError
 from spindle._workflow.commands import CommandBuffer
+from spindle._workflow.defn import handler_name
 from spindle._workflow.fatal import Fatal
+from spindle._workflow.info import WorkflowInfo
+from spindle._workflow.loop import DurableTimerHandle, WorkflowEventLoop
 from spindle._workflow.statemachines._command import CommandEntry
 from spindle._workflow.statemachines.activity import ActivityCancellationType, ActivityMachine
 from spindle._workflow.statemachines.child_workflow import ChildWorkflowMachine
@@ -40,9 +41,8 @@ from spindle._workflow.statemachines.markers import (
     version_command,
 )
 from spindle._workflow.statemachines.timer import TimerMachine
-from spindle._workflow.defn import handler_name
-from spindle._workflow.info import WorkflowInfo
-from spindle._workflow.loop import DurableTimerHandle, WorkflowEventLoop
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import WorkflowContextError
 
 __all__ = ["WorkflowRuntime", "DEFAULT_VERSION"]
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from spindle._workflow.context import instance as _instance
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import TimeoutError
-from spindle._workflow.context import instance as _instance
 
 __all__ = ["sleep", "wait_condition", "wait_for_signal", "set_signal_handler", "all_handlers_finished"]
 

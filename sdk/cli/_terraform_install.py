@@ -26,6 +26,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path

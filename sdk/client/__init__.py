@@ -5,15 +5,6 @@ Names match Temporal's ``temporalio.client`` where Spindle has the same thing, s
 works as it does there.
 """
 
-from spindle.client._api_keys import ApiKey
-from spindle.client._batch import BatchOperationSummary
-from spindle.client._reset import ResetType
-from spindle.common._history import History, HistoryEvent
-from spindle.client._async_activity import AsyncActivityHandle
-from spindle.client._client import Client
-from spindle.client._namespaces import NamespaceDescription
-from spindle.client._workflow_description import PendingActivity, PendingChild, WorkflowExecutionDescription
-from spindle.client._workflow_handle import WorkflowHandle
 from spindle._interceptors.client import (
     Interceptor,
     OutboundInterceptor,
@@ -22,8 +13,13 @@ from spindle._interceptors.client import (
     StartWorkflowInput,
     StartWorkflowUpdateInput,
 )
-from spindle.common._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.client._api_keys import ApiKey
+from spindle.client._async_activity import AsyncActivityHandle
+from spindle.client._batch import BatchOperationSummary
+from spindle.client._client import Client
+from spindle.client._namespaces import NamespaceDescription
 from spindle.client._raw_description import PendingActivityState
+from spindle.client._reset import ResetType
 from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
 from spindle.client._schedule_description import (
     ScheduleActionExecutionStartWorkflow,
@@ -43,8 +39,12 @@ from spindle.client._schedule_types import (
     ScheduleSpec,
     ScheduleState,
 )
-from spindle.client._update import WorkflowUpdateHandle, WorkflowUpdateStage
 from spindle.client._schedule_wire import decoded_args
+from spindle.client._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle.client._workflow_description import PendingActivity, PendingChild, WorkflowExecutionDescription
+from spindle.client._workflow_handle import WorkflowHandle
+from spindle.common._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.common._history import History, HistoryEvent
 from spindle.exceptions import (
     RPCError,
     ScheduleAlreadyRunningError,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 

@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import uuid
+
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -29,11 +30,11 @@ from typing import Any, Protocol
 from google.protobuf.message import Message
 
 from spindle import exceptions as E
-from spindle.converter._data_converter import DataConverter
-from spindle.client._definitions import SIGNAL_ATTR, handler_name_and_hint
-from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client._definitions import SIGNAL_ATTR, handler_name_and_hint
+from spindle.client._reset import ResetClient, ResetType, reset_workflow
+from spindle.converter._data_converter import DataConverter
 
 audit_log = logging.getLogger("spindle.audit")
 

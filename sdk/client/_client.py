@@ -17,7 +17,9 @@ import grpc.aio
 
 from google.protobuf.message import Message
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._interceptors.client import Interceptor
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client import _api_keys, _batch, _connection, _namespaces, _schedule, _visibility
 from spindle.client._api_keys import ApiKey
 from spindle.client._async_activity import AsyncActivityHandle
@@ -37,7 +39,6 @@ from spindle.converter._data_converter import DataConverter
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import decode_message, encode_message
 from spindle.converter._serialization_context import WorkflowSerializationContext
-from spindle._interceptors.client import Interceptor
 
 __all__ = ["Client"]
 

@@ -22,7 +22,8 @@ import grpc.aio
 from google.protobuf.message import Message
 
 from spindle import exceptions as E
-from spindle.api import service_pb2 as svc, service_pb2_grpc
+from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.client._api_keys import MetadataStub, check_api_key
 from spindle.client._impl import check_client_interceptors
 from spindle.client._tls import TLSConfig, as_tls_config, explain_connect_failure, is_tls_refusal, open_channel

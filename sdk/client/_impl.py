@@ -18,14 +18,6 @@ import grpc
 import grpc.aio
 
 from spindle import exceptions as E
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.client._definitions import SIGNAL_ATTR, START_ARGS_ATTR, handler_name_and_hint, workflow_name_and_hint
-from spindle.client._retry_delay import call_with_retries, retry_delay
-from spindle.client._rpc import RETRY_BUDGET, duration_ms, map_rpc_error
-from spindle.client._update import WorkflowUpdateHandle, send_update
-from spindle.client._workflow_handle import WorkflowClient, WorkflowHandle
-from spindle.common._search_attributes import search_attributes_to_payloads
-from spindle.converter._data_converter import DataConverter
 from spindle._interceptors.client import (
     Interceptor,
     OutboundInterceptor,
@@ -35,6 +27,15 @@ from spindle._interceptors.client import (
     StartWorkflowUpdateInput,
 )
 from spindle._interceptors.worker import check_interceptors
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.client._definitions import SIGNAL_ATTR, START_ARGS_ATTR, handler_name_and_hint, workflow_name_and_hint
+from spindle.client._retry_delay import call_with_retries, retry_delay
+from spindle.client._rpc import RETRY_BUDGET, duration_ms, map_rpc_error
+from spindle.client._update import WorkflowUpdateHandle, send_update
+from spindle.client._workflow_handle import WorkflowClient, WorkflowHandle
+from spindle.common._search_attributes import search_attributes_to_payloads
+from spindle.converter._data_converter import DataConverter
 
 __all__ = ["OutboundClient", "_ClientOutboundImpl", "check_client_interceptors", "outbound_chain", "start_input"]
 

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.common._enums import WorkflowExecutionStatus
 
 __all__ = [

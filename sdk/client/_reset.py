@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import uuid
+
 from typing import Any, Protocol
 
 from google.protobuf.message import Message

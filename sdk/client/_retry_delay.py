@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 

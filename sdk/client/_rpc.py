@@ -20,7 +20,8 @@ from google.protobuf.message import Message
 
 from spindle import exceptions as E
 from spindle.api import WORKFLOW_ALREADY_STARTED_KEY
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client._retry_delay import throttled_wait
 
 __all__ = ["IDEMPOTENT", "LONG_POLL_TIMEOUT", "RETRY_BUDGET", "call_rpc", "duration_ms", "history_page", "map_rpc_error",

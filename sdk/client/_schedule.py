@@ -26,8 +26,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol
 
-from spindle.api import service_pb2 as svc
 from spindle import exceptions as E
+from spindle.api import service_pb2 as svc
 from spindle.client._schedule_description import ScheduleDescription, ScheduleListEntry
 from spindle.client._schedule_types import Schedule, ScheduleBackfill, ScheduleOverlapPolicy
 from spindle.client._schedule_wire import (

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from spindle.common._retry_policy import RetryPolicy
-from spindle.client._definitions import START_ARGS_ATTR
 from spindle.api._schedule_rules import check_cron_expression, check_time_zone_name
+from spindle.client._definitions import START_ARGS_ATTR
+from spindle.common._retry_policy import RetryPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
     from spindle.common._search_attributes import TypedSearchAttributes

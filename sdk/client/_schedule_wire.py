@@ -24,7 +24,6 @@ from typing import Any
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle.converter._data_converter import DataConverter
 from spindle.client._schedule_description import (
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionResult,
@@ -43,6 +42,7 @@ from spindle.client._schedule_types import (
     ScheduleState,
 )
 from spindle.common._search_attributes import search_attributes_to_payloads, typed_from_payloads
+from spindle.converter._data_converter import DataConverter
 
 __all__ = [
     "action_from_proto",

@@ -30,8 +30,9 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import exceptions as E
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 if TYPE_CHECKING:  # pragma: no cover
     from google.protobuf.message import Message

@@ -16,8 +16,14 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.client._raw_description import RawWorkflowDescription, RawWorkflowExecutionInfo, raw_description, raw_execution_info
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.client._raw_description import (
+    RawWorkflowDescription,
+    RawWorkflowExecutionInfo,
+    raw_description,
+    raw_execution_info,
+)
 from spindle.client._rpc import time_from_ms
 from spindle.common._enums import WorkflowExecutionStatus
 from spindle.common._search_attributes import TypedSearchAttributes, typed_from_payloads

@@ -14,7 +14,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from spindle import exceptions as E
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle._interceptors.client import (
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    SignalWorkflowInput,
+    StartWorkflowUpdateInput,
+)
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client._definitions import (
     QUERY_ATTR,
     SIGNAL_ATTR,
@@ -29,12 +36,6 @@ from spindle.client._workflow_description import WorkflowExecutionDescription, d
 from spindle.common._enums import WorkflowExecutionStatus
 from spindle.common._history import History, HistoryEvent
 from spindle.converter._data_converter import DataConverter
-from spindle._interceptors.client import (
-    OutboundInterceptor,
-    QueryWorkflowInput,
-    SignalWorkflowInput,
-    StartWorkflowUpdateInput,
-)
 
 __all__ = ["WorkflowClient", "WorkflowHandle", "close_error", "existing_handle"]
 

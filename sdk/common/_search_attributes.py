@@ -24,7 +24,8 @@ import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, overload
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 
 __all__ = [
     "SearchAttributeIndexedValueType",

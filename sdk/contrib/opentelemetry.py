@@ -32,12 +32,15 @@ from typing import Any
 import opentelemetry.context
 import opentelemetry.propagate
 import opentelemetry.trace
+
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from spindle import workflow
 from spindle._interceptors.client import (
     Interceptor as _ClientInterceptor,
+)
+from spindle._interceptors.client import (
     OutboundInterceptor,
     QueryWorkflowInput,
     SignalWorkflowInput,
@@ -48,16 +51,18 @@ from spindle._interceptors.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     ExecuteWorkflowInput,
-    Interceptor as _WorkerInterceptor,
     StartActivityInput,
     StartChildWorkflowInput,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from spindle.converter._data_converter import DataConverter
+from spindle._interceptors.worker import (
+    Interceptor as _WorkerInterceptor,
+)
 from spindle._workflow.context import instance as _workflow_instance
 from spindle.api import messages_pb2 as pb
+from spindle.converter._data_converter import DataConverter
 
 __all__ = ["TracingInterceptor", "DEFAULT_HEADER_KEY"]
 

@@ -16,17 +16,17 @@ decodes a recorded history (as the server stores it) for tools that show it;
 holding keys.
 """
 
+from spindle.converter._codec_server import CodecServerCodec
+from spindle.converter._data_converter import DataConverter
+from spindle.converter._encryption_codec import EncryptionCodec
+from spindle.converter._history_codec import decode_history
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._serialization_context import (
     SerializationContext,
     WithSerializationContext,
     WorkflowSerializationContext,
 )
-from spindle.converter._payload_codec import PayloadCodec
-from spindle.converter._data_converter import DataConverter
 from spindle.converter._zlib_codec import ZlibCodec
-from spindle.converter._encryption_codec import EncryptionCodec
-from spindle.converter._codec_server import CodecServerCodec
-from spindle.converter._history_codec import decode_history
 
 __all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "CodecServerCodec", "SerializationContext",
            "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]

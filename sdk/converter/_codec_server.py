@@ -20,12 +20,12 @@ from collections.abc import Mapping, Sequence
 from google.protobuf import json_format
 
 from spindle.api import messages_pb2 as pb
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._serialization_context import (
     SerializationContext,
     WithSerializationContext,
     WorkflowSerializationContext,
 )
-from spindle.converter._payload_codec import PayloadCodec
 
 __all__ = ["CodecServerCodec"]
 

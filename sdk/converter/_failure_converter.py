@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from concurrent.futures.process import _RemoteTraceback
 from typing import Any, Protocol
 
-from spindle.api import messages_pb2 as pb
 from spindle import exceptions as exc_mod
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["PayloadConversion", "to_failure", "from_failure", "safe_payloads", "safe_decode"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spindle.converter._serialization_context import WorkflowSerializationContext
-from spindle.converter._payload_codec import PayloadCodec
 from spindle.common._history import History, HistoryEvent
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import decode_message
+from spindle.converter._serialization_context import WorkflowSerializationContext
 
 __all__ = ["decode_history"]
 

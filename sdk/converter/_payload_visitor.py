@@ -48,8 +48,8 @@ from google.protobuf.message import Message
 
 from spindle.api import messages_pb2 as pb
 from spindle.converter._encodings import ENCODING_JSON
-from spindle.converter._serialization_context import WithSerializationContext, WorkflowSerializationContext
 from spindle.converter._payload_codec import PayloadCodec, decode_payloads, encode_payloads
+from spindle.converter._serialization_context import WithSerializationContext, WorkflowSerializationContext
 
 __all__ = ["ENCODED_FAILURE_MESSAGE", "collect_payloads", "collect_with_contexts", "encode_message",
            "decode_message", "payload_role"]
@@ -259,7 +259,7 @@ class _Walk:
                     value = getattr(msg, wf_field)
                     wf = (value.workflow_id if is_execution else value) or wf
         if desc.full_name == _FAILURE:
-            self.failures.append(msg)  # type: ignore[arg-type]
+            self.failures.append(msg)
         payloads = self.payloads
         for name, kind, is_payload, step_role in _plan(desc):
             r = role if step_role is None else step_role

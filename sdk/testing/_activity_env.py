@@ -165,4 +165,4 @@ class ActivityEnvironment:
 
 def _is_async(fn: Callable[..., Any]) -> bool:
     target = inspect.unwrap(fn)
-    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None))
+    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None))  # noqa: B004 - reads the __call__ method to see if a callable object is async

@@ -21,12 +21,12 @@ import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from spindle.client import Client
+from spindle.common._search_attributes import SearchAttributeKey
 from spindle.controlplane import embedded
 from spindle.controlplane.embedded import ServerConfig, VirtualClock
-from spindle.client import Client
-from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._data_converter import DataConverter
-from spindle.common._search_attributes import SearchAttributeKey
+from spindle.converter._payload_codec import PayloadCodec
 from spindle.testing._client import TimeSkippingClient
 from spindle.testing._time_skipping import TimeSkipper
 

@@ -15,12 +15,12 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
-from spindle.api import messages_pb2 as pb
-from spindle.converter._data_converter import DataConverter
-from spindle.common._history import History
 from spindle._interceptors.worker import Interceptor, check_interceptors
-from spindle._workflow.replay import replay
 from spindle._workflow.defn import WorkflowDefinition
+from spindle._workflow.replay import replay
+from spindle.api import messages_pb2 as pb
+from spindle.common._history import History
+from spindle.converter._data_converter import DataConverter
 
 __all__ = ["Replayer", "ReplayResult", "ReplayReport", "HistorySource", "UnknownWorkflowTypeError", "load_history"]
 

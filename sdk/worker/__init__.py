@@ -16,8 +16,8 @@ from spindle._interceptors.worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
 from spindle.worker._metrics import WorkerMetrics
+from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
 
 __all__ = [
     "Worker", "WorkflowDeterminismCheckError", "WorkerMetrics", "SharedStateManager", "SharedHeartbeatSender",

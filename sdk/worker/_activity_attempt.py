@@ -20,7 +20,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._activity.context import ActivityContext, ActivityInfo, CompleteAsyncError, _current
 from spindle._activity.execution import _params_of, bind_arguments, execute
 from spindle._activity.logger import EXTRA_KEY, logger_details
@@ -31,6 +30,8 @@ from spindle._interceptors.worker import (
     ExecuteActivityInput,
     Interceptor,
 )
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import decode_message
 from spindle.converter._serialization_context import WorkflowSerializationContext

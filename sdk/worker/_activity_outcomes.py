@@ -18,8 +18,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._activity.context import ActivityContext
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client._retry_delay import call_with_retries
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import encode_message

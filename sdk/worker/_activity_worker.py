@@ -23,9 +23,9 @@ import concurrent.futures
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spindle.api import service_pb2 as svc
 from spindle._activity.shared_state import SharedStateManager
 from spindle._interceptors.worker import Interceptor
+from spindle.api import service_pb2 as svc
 from spindle.worker._activity_attempt import AttemptRunner
 from spindle.worker._activity_outcomes import OutcomeReporter
 from spindle.worker._activity_registry import check_executor, register_activities, sync_executor

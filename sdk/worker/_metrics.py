@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+
 from collections.abc import Callable, Iterable
 from typing import Any
 

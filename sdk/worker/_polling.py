@@ -6,6 +6,7 @@ import asyncio
 import logging
 import random
 import time
+
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 

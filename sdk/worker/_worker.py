@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from spindle._activity.shared_state import SharedStateManager
-from spindle.worker._activity_worker import ActivityWorker
 from spindle._interceptors.worker import Interceptor, check_interceptors
+from spindle.worker._activity_worker import ActivityWorker
 from spindle.worker._metrics import WorkerMetrics
 from spindle.worker._workflow_worker import WorkflowWorker
 

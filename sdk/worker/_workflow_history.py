@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client._retry_delay import call_with_retries
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import decode_message

@@ -16,8 +16,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._workflow.deadlock import DeadlockError
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._payload_visitor import encode_message
 from spindle.worker._run_cache import RunCache

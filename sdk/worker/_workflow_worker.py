@@ -30,8 +30,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle._workflow.deadlock import ActivationWatchdog, DeadlockError
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter._payload_visitor import decode_message
 from spindle.exceptions import ApplicationError, NonDeterminismError
 from spindle.worker._activity_worker import ActivityWorker

@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+
 from datetime import timedelta
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+from tracing_workflows import TracedChild, TracedParent, flaky, greet  # this folder: sys.path[0]
 
 from spindle.client import Client
 from spindle.contrib.opentelemetry import TracingInterceptor
 from spindle.worker import Worker
 
-from tracing_workflows import TracedChild, TracedParent, flaky, greet  # this folder: sys.path[0]
 
 async def main(address: str, task_queue: str, span_file: str) -> None:
     out = open(span_file, "a", buffering=1)

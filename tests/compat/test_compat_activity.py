@@ -421,7 +421,7 @@ def test_activity_env_sync_cancel_with_shield() -> None:
                         time.sleep(0.05)
                     time.sleep(0.05)
                 except BaseException:
-                    raise RuntimeError("Unexpected")
+                    raise RuntimeError("Unexpected") from None
         except CancelledError:
             nonlocal properly_cancelled
             properly_cancelled = activity.is_cancelled()

@@ -23,7 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from waiting import eventually as _eventually
+
 from spindle import activity, converter, workflow
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.api.common.v1 import Payload
 from spindle.client import (
     Client,
     WorkflowExecutionStatus,
@@ -42,13 +47,9 @@ from spindle.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from spindle.api.common.v1 import Payload
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import DataConverter, PayloadCodec
 from spindle.exceptions import ActivityError, ApplicationError, WorkflowAlreadyStartedError
 from spindle.worker import Worker
-
-from waiting import eventually as _eventually
 
 # ---------------------------------------------------------------------- code as in the samples
 

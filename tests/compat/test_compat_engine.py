@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -16,9 +17,9 @@ import pytest
 from spindle import workflow
 from spindle.client import WorkflowExecutionStatus
 from spindle.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from spindle.worker import Worker
 from spindle.exceptions import RPCError, TerminatedError, WorkflowAlreadyStartedError, WorkflowFailureError
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 
 @workflow.defn

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import contextvars
 import uuid
+
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from spindle import activity, workflow
-from spindle.client import Client, Interceptor as ClientInterceptor, OutboundInterceptor, StartWorkflowInput
-from spindle.client import SignalWorkflowInput
+from spindle.client import Client, OutboundInterceptor, SignalWorkflowInput, StartWorkflowInput
+from spindle.client import Interceptor as ClientInterceptor
 from spindle.converter import DataConverter
 from spindle.testing import Replayer
 from spindle.worker import (

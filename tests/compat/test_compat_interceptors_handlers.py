@@ -5,6 +5,7 @@ client's interceptor sent, live and on replay, and may change what the handler g
 from __future__ import annotations
 
 import uuid
+
 from datetime import timedelta
 from typing import Any
 
@@ -13,11 +14,13 @@ import pytest
 from spindle import activity, workflow
 from spindle.client import (
     Client,
-    Interceptor as ClientInterceptor,
     OutboundInterceptor,
     QueryWorkflowInput,
     SignalWorkflowInput,
     StartWorkflowUpdateInput,
+)
+from spindle.client import (
+    Interceptor as ClientInterceptor,
 )
 from spindle.converter import DataConverter
 from spindle.exceptions import WorkflowUpdateFailedError

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import uuid
+
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -17,14 +18,13 @@ pytest.importorskip("opentelemetry.sdk")
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from tracing_workflows import TracedChild, TracedParent, flaky, greet  # noqa: E402
 
 from spindle import workflow  # noqa: E402
 from spindle.client import Client  # noqa: E402
 from spindle.contrib.opentelemetry import TracingInterceptor  # noqa: E402
 from spindle.testing import Replayer  # noqa: E402
 from spindle.worker import Worker  # noqa: E402
-
-from tracing_workflows import TracedChild, TracedParent, flaky, greet  # noqa: E402
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+
 from datetime import timedelta
 
 import pytest

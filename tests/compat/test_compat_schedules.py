@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from spindle import workflow
-from spindle.worker import Worker
+from spindle.api import service_pb2 as svc
 from spindle.client import (
     Client,
     RPCError,
@@ -36,8 +36,8 @@ from spindle.client import (
 )
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError
-from spindle.api import service_pb2 as svc
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=UTC)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import uuid
+
 from pathlib import Path
 
 import pytest

@@ -16,7 +16,7 @@ import os
 import threading
 import uuid
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import List

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import collections
+
 from datetime import timedelta
 
 from spindle import activity, workflow

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 import time
+
 from typing import Any
 
 import grpc
 
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2_grpc
 from spindle_procs import SPINDLE, DevServer, raw_history  # noqa: F401 - re-exported for the tests here
 
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2_grpc
 
 ALL_EVENT_TYPES = frozenset(v for v in pb.EventType.values() if v != pb.EVENT_TYPE_UNSPECIFIED)
 

@@ -7,24 +7,25 @@ runs is in tests/sdk/replay/test_replay_history_shapes.py, with a replay.)
 from __future__ import annotations
 
 import asyncio
+
 from datetime import timedelta
 from pathlib import Path
 
 import grpc
 import pytest
 
+from _cp_server import raw_history
+
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.common import RetryPolicy
-from spindle.worker import Worker
-from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client
+from spindle.common import RetryPolicy
+from spindle.controlplane import embedded
 from spindle.converter import DataConverter
 from spindle.exceptions import ActivityError, ApplicationError
 from spindle.testing import WorkflowEnvironment
-
-from _cp_server import raw_history
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(60)
 

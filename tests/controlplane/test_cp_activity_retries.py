@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -18,18 +19,18 @@ from typing import Any
 
 import pytest
 
+from _cp_server import raw_history
+from waiting import until
+
 from spindle import activity, workflow
+from spindle.api import messages_pb2 as pb
 from spindle.client import Client, WorkflowExecutionStatus
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
 from spindle.controlplane import embedded
-from spindle.api import messages_pb2 as pb
 from spindle.controlplane.config import ServerConfig
 from spindle.exceptions import ActivityError, ApplicationError, RPCError
 from spindle.testing import WorkflowEnvironment
-
-from _cp_server import raw_history
-from waiting import until
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

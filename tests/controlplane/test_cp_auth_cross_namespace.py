@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import datetime
 import uuid
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
 
-from spindle.client import Client
+from _auth_world import HOUR_MS, QA, World, bearer, make_world
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client
 from spindle.controlplane.auth import Role
 from spindle.exceptions import RPCError
-
-from _auth_world import HOUR_MS, QA, World, bearer, make_world
 
 pytestmark = pytest.mark.timeout(120)
 

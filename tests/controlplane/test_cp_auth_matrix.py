@@ -16,6 +16,7 @@ smallest sufficient key: they pass the check, and those that write change the st
 from __future__ import annotations
 
 import uuid
+
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,11 @@ from typing import Any
 import grpc
 import pytest
 
+from _auth_world import QA, World, bearer, make_world
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.auth import SERVICE_RPCS
-
-from _auth_world import QA, World, bearer, make_world
 
 pytestmark = pytest.mark.timeout(180)
 

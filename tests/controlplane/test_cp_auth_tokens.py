@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import base64
 import json
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
+
+from _auth_world import World, bearer, make_world
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
@@ -23,8 +26,6 @@ from spindle.controlplane.auth import AuthSettings
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
-
-from _auth_world import World, bearer, make_world
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,14 +23,14 @@ import grpc
 import pytest
 
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
+from spindle.client import Client
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.matching import KIND_WORKFLOW, TaskQueue, TaskRef
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from _cp_server import raw_history
+
 from spindle import workflow
+from spindle.api import messages_pb2 as pb
 from spindle.client import Client, WorkflowExecutionStatus
 from spindle.common import WorkflowIDConflictPolicy
 from spindle.controlplane import embedded
-from spindle.api import messages_pb2 as pb
 from spindle.controlplane.store import Mutation
 from spindle.exceptions import RPCError
-
-from _cp_server import raw_history
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -18,22 +18,22 @@ import socket
 import subprocess
 import time
 import uuid
+
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
 
+from spindle_procs import LISTEN_RE, SPINDLE, read_line
+
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.client._retry_delay import retry_delay
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
+from spindle.client import Client
+from spindle.client._retry_delay import retry_delay
 from spindle.exceptions import RPCError
-
-from spindle_procs import LISTEN_RE, SPINDLE, read_line
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
+
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from spindle.api import messages_pb2 as pb
+from _cp_server import DevServer, assert_gapless, raw_history
+
 from spindle import activity, workflow
+from spindle.api import messages_pb2 as pb
 from spindle.client import Client
 from spindle.common import RetryPolicy
 from spindle.worker import Worker
-
-from _cp_server import DevServer, assert_gapless, raw_history
 
 pytestmark = pytest.mark.timeout(120)
 

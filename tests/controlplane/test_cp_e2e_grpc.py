@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
+from _cp_server import ALL_EVENT_TYPES, DevServer, assert_gapless, raw_history, type_names
+from waiting import eventually as _eventually
+
+from spindle import activity, workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle import activity, workflow
 from spindle.client import Client, WorkflowExecutionStatus
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
 from spindle.exceptions import (
     ActivityError,
     ApplicationError,
@@ -32,9 +34,7 @@ from spindle.exceptions import (
     WorkflowFailureError,
     WorkflowNotFoundError,
 )
-
-from _cp_server import ALL_EVENT_TYPES, DevServer, assert_gapless, raw_history, type_names
-from waiting import eventually as _eventually
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -236,7 +236,7 @@ class Parent:
                 out.append(f"{kind}:{type(e.cause).__name__}")
         try:  # the id is busy: the start fails
             await workflow.execute_child_workflow(Child.run, "ok", id=busy_id)
-        except ChildWorkflowError as e:
+        except ChildWorkflowError:
             out.append("start-failed")
         # this child is still running when the parent closes: TERMINATE policy ends it
         await workflow.start_child_workflow(Child.run, "wait", id=f"{wid}-orphan")

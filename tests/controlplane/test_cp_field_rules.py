@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from google.protobuf import descriptor as _d
 
-from spindle.controlplane import _field_rules as rules
-from spindle.controlplane._malformed import MalformedRequest, find_wire_problem, lenient_deserializer
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane import _field_rules as rules
+from spindle.controlplane._malformed import MalformedRequest, find_wire_problem, lenient_deserializer
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.history._retry import decide, normalized_policy
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+
 from pathlib import Path
 
 import grpc
 import pytest
+
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from spindle.controlplane._health import WORKFLOW_SERVICE

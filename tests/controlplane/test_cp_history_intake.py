@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import subprocess
+
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,14 @@ import pytest
 from spindle_procs import SPINDLE, DevServer, raw_history
 
 from spindle import workflow
-from spindle.client import Client, WorkflowExecutionStatus
-from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client, WorkflowExecutionStatus
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.frontend._payload_intake import MAX_FAILURE_DEPTH, cap_failure_depth
 from spindle.exceptions import RPCError
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(180)
 

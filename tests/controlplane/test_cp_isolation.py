@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import uuid
+
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -22,19 +23,18 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+
+from _cp_server import SPINDLE, DevServer
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.api import RETRY_AFTER_KEY
+from spindle.api import RETRY_AFTER_KEY, service_pb2_grpc
 from spindle.api import service_pb2 as svc
-from spindle.api import service_pb2_grpc
+from spindle.client import Client
 from spindle.controlplane.matching import KIND_ACTIVITY, Matching
 from spindle.exceptions import RPCError
-
-from _cp_server import SPINDLE, DevServer
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from spindle_procs import DevServer
+
 from spindle import activity, workflow
 from spindle.client import Client
-from spindle.worker import Worker
 from spindle.controlplane._log_format import JsonFormatter, configure_logging
-from spindle_procs import DevServer
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,20 +6,22 @@ import asyncio
 import socket
 import urllib.request
 import uuid
+
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+
 from prometheus_client.parser import text_string_to_metric_families
+from spindle_procs import DevServer
 
 from spindle import activity, workflow
 from spindle.client import Client
-from spindle.worker import Worker
 from spindle.controlplane._metrics import OTHER, ServerMetrics, serve_metrics
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
 from spindle.exceptions import ApplicationError, WorkflowFailureError, WorkflowNotFoundError
-from spindle_procs import DevServer
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -209,7 +211,7 @@ async def test_persistence_errors_are_counted_by_operation_and_kind() -> None:
                          StoreUnavailableError("z"), RuntimeError("w")])
     instrument_store(store, metrics)
     for _ in range(5):
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - any failure of the store counts; the test checks the metric
             await store.apply(None)
     assert await store.apply(None) == "applied"
     m: dict = {}

@@ -10,16 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
 import pytest
 
+from _cp_server import DevServer, assert_gapless, db_counts, raw_history, raw_stub
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-
-from _cp_server import DevServer, assert_gapless, db_counts, raw_history, raw_stub
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from functools import partial
@@ -14,18 +15,17 @@ from typing import Any
 import pytest
 
 from spanner_emulator import SpannerTestInstance
+from waiting import until
 
 from spindle import activity, workflow
-from spindle.client import Client, ResetType, WorkflowExecutionStatus
-from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client, ResetType, WorkflowExecutionStatus
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError
 from spindle.testing import Replayer
-
-from waiting import until
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

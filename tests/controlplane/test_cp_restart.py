@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from spindle.api import messages_pb2 as pb
+from _cp_server import DevServer, assert_gapless, raw_history
+
 from spindle import activity, workflow
+from spindle.api import messages_pb2 as pb
 from spindle.client import Client
 from spindle.worker import Worker
-
-from _cp_server import DevServer, assert_gapless, raw_history
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -90,7 +91,7 @@ async def test_timers_backlog_and_transfer_tasks_survive_a_restart(tmp_path: Pat
             started = next(e for e in events if e.event_type == pb.EVENT_TYPE_TIMER_STARTED)
             fired = next(e for e in events if e.event_type == pb.EVENT_TYPE_TIMER_FIRED)
             assert fired.event_time_ms - started.event_time_ms >= 3000
-        for i, wid in enumerate(parked):
+        for wid in parked:
             await client.get_workflow_handle(wid).signal(Parked.add, 1000)
         await client.get_workflow_handle("orphan").signal(Parked.add, 1)
         async with worker(client, "main"), worker(client, "nobody-yet"), worker(client, "late-activities"):
@@ -143,9 +144,9 @@ async def test_restart_keeps_closed_histories_and_ids(tmp_path: Path) -> None:
 
 async def test_start_request_id_is_idempotent_across_a_restart(tmp_path: Path) -> None:
     """A client that retries a start after the server restarted (same request_id) gets the same run."""
-    from spindle.api import service_pb2 as svc
-
     from _cp_server import raw_stub
+
+    from spindle.api import service_pb2 as svc
 
     server = DevServer(tmp_path / "idem.db").start()
     try:

@@ -24,6 +24,7 @@ update, activity completion, cancel request, terminate, reset.
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -34,11 +35,11 @@ import grpc
 import pytest
 
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client
+from spindle.controlplane import embedded
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(60)
 

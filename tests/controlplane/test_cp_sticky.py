@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
+from _cp_server import DevServer, assert_gapless, raw_history
+
+from spindle import workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle import workflow
 from spindle.client import Client
 from spindle.worker import Worker
-
-from _cp_server import DevServer, assert_gapless, raw_history
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,14 @@ from typing import Any
 import grpc
 import pytest
 
+from _cp_server import DevServer, raw_history, type_names
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.controlplane.history._tokens import ACTIVITY, BadTokenError, TaskToken, TaskTokens
 from spindle.controlplane.store import ServerSecret
 from spindle.controlplane.store.sqlite import SqliteStore
-
-from _cp_server import DevServer, raw_history, type_names
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+
 from typing import Any
 
 import pytest
 
-from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane import embedded
 from spindle.controlplane.clock import VirtualClock
 from spindle.controlplane.config import ServerConfig
 

@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 import uuid
+
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,20 +22,21 @@ from typing import Any
 import grpc
 import pytest
 
+from spindle_procs import SPINDLE, DevServer
+from tls_certs import CertificateAuthority, CertKey
+
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.service import TLSConfig
-from spindle.worker import Worker
-from spindle.controlplane._peer_identity import peer_certificate_subject
-from spindle.controlplane._tls import ServerTLS, TLSFileError, server_credentials
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
+from spindle.client import Client
+from spindle.controlplane._peer_identity import peer_certificate_subject
+from spindle.controlplane._tls import ServerTLS, TLSFileError, server_credentials
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
 from spindle.exceptions import RPCError
+from spindle.service import TLSConfig
 from spindle.service import TLSConfig as ServiceTLSConfig
-from spindle_procs import SPINDLE, DevServer
-from tls_certs import CertificateAuthority, CertKey
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from datetime import timedelta
 
 import pytest
 
 from spindle import activity, workflow
 from spindle.client import WorkflowExecutionStatus
-from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,9 @@ def evaluate(work: Path, tfvars: dict[str, Any]) -> subprocess.CompletedProcess[
 
 def write_secrets(folder: Path, files: dict[str, str], public_hostname: str, member_name: str) -> None:
     """What the platform team puts into Secret Manager (see docs/DEPLOYING_GCP.md), as files."""
-    from spindle.controlplane.auth._keys import format_secret, new_secret
     from tls_certs import CertificateAuthority
+
+    from spindle.controlplane.auth._keys import format_secret, new_secret
 
     public_ca, member_ca = CertificateAuthority("Public CA"), CertificateAuthority("Member CA")
     public = public_ca.issue(public_hostname, dns_names=[public_hostname])

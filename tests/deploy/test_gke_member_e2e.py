@@ -13,13 +13,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+
 from pathlib import Path
 from typing import Any
 
 import pytest
-from spanner_emulator import SpannerTestInstance
 
 from deploy_helpers import HEALTHCHECK_SCRIPT, TFVARS, evaluate, render_in_pod, write_secrets
+from spanner_emulator import SpannerTestInstance
 
 pytestmark = pytest.mark.timeout(240)
 SPINDLE = str(Path(sys.executable).parent / "spindle")

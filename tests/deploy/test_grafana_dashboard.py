@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+
 from typing import Any
 
 import pytest
-from prometheus_client import Counter, Gauge, Histogram, Summary
 
 from deploy_helpers import REPO
+from prometheus_client import Counter, Gauge, Histogram, Summary
 
 DASHBOARD = REPO / "docs" / "grafana" / "spindle.json"
 #: PromQL words that are not metric names.

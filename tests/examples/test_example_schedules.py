@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+
 from pathlib import Path
 
 from spindle_procs import DevServer

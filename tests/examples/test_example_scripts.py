@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,11 +16,11 @@ import order_fulfilment as of  # noqa: E402
 import payment as pay  # noqa: E402
 
 from spindle import activity  # noqa: E402
-from spindle.worker import Worker
-from spindle._workflow.replay import replay  # noqa: E402
 from spindle._workflow.defn import WorkflowDefinition  # noqa: E402
+from spindle._workflow.replay import replay  # noqa: E402
 from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
 from spindle.testing import WorkflowEnvironment  # noqa: E402
+from spindle.worker import Worker
 
 
 async def _replays(defn: object, handle: object) -> None:

@@ -10,13 +10,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+
 from pathlib import Path
 from typing import Any
 
-from spindle.api import messages_pb2 as pb
-
 import spindle_procs
+
 from spindle_procs import raw_history, read_line  # noqa: F401 - raw_history is re-exported for the fault tests
+
+from spindle.api import messages_pb2 as pb
 
 HERE = Path(__file__).resolve().parent
 
@@ -158,7 +160,7 @@ def check_db(db: str) -> list[str]:
                                               "ORDER BY namespace_id, workflow_id, run_id, event_id"):
             ev.setdefault((ns, wid, rid), []).append(eid)
         keys = set()
-        for ns, wid, rid, nxt, status in rows:
+        for ns, wid, rid, nxt, _status in rows:
             keys.add((ns, wid, rid))
             ids = ev.get((ns, wid, rid), [])
             if ids != list(range(1, nxt)):

@@ -12,14 +12,15 @@ import logging
 import os
 import signal
 import sys
+
 from datetime import timedelta
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
+
 from spindle.client import Client  # noqa: E402
 from spindle.worker import Worker
-
-from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS  # noqa: E402
 
 
 async def main(address: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+
 from datetime import timedelta
 
 from spindle import activity, workflow

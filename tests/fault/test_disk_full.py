@@ -11,6 +11,7 @@ import asyncio
 import os
 import sqlite3
 import subprocess
+
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,13 +20,13 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
-from spindle.exceptions import RPCError
-
 from fault_helpers import check_db, check_history, raw_history
 from fault_workloads import TASK_QUEUE, FChain3, fsigwait
 from test_store_faults import Env, open_env, worker
+
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.exceptions import RPCError
 
 pytestmark = pytest.mark.timeout(120)
 

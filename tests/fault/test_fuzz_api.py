@@ -19,11 +19,14 @@ import math
 import os
 import time
 import uuid
+
 from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
+
+from fault_helpers import FUZZ_EXAMPLES, DevServer, WorkerProc, check_history
 from google.protobuf import descriptor as _d
 from google.protobuf import message_factory
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -32,8 +35,6 @@ from hypothesis import strategies as st
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
-
-from fault_helpers import FUZZ_EXAMPLES, DevServer, WorkerProc, check_history
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -276,7 +277,7 @@ def test_fuzz_every_rpc(fuzz: Fuzz) -> None:
     fz = fuzz
     # before: guarded workflows (never addressed by the fuzzing) and targets (addressed on purpose)
     guards = [f"guard-{i}" for i in range(3)]
-    for i, g in enumerate(guards):
+    for g in guards:
         fz.start(g, "fsigwait", "fault", 1)
     fz.start("guard-chain", "fchain3", "fault", 7)
     assert json.loads(_wait_closed(fz, "guard-chain").workflow_execution_completed_event_attributes.result.payloads[0].data) == 10

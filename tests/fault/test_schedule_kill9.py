@@ -17,19 +17,20 @@ import collections
 import os
 import random
 import time
+
 from datetime import datetime, timezone
 from pathlib import Path
 
 import grpc
 import pytest
 
+from fault_helpers import DevServer, WorkerProc
+from fault_workloads import TASK_QUEUE
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.converter import DataConverter
-
-from fault_helpers import DevServer, WorkerProc
-from fault_workloads import TASK_QUEUE
 
 pytestmark = pytest.mark.timeout(300)
 

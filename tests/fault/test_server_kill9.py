@@ -18,18 +18,19 @@ import os
 import random
 import sqlite3
 import time
+
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from fault_helpers import CYCLES, DevServer, WorkerProc, check_db, check_history, payload_value, raw_history
+from fault_workloads import TASK_QUEUE, FChain3
+
 from spindle.api import messages_pb2 as pb
 from spindle.client import Client
 from spindle.common import WorkflowIDConflictPolicy
 from spindle.exceptions import RPCError, WorkflowNotFoundError
-
-from fault_helpers import CYCLES, DevServer, WorkerProc, check_db, check_history, payload_value, raw_history
-from fault_workloads import TASK_QUEUE, FChain3
 
 pytestmark = pytest.mark.timeout(max(240, CYCLES * 12))
 
@@ -87,12 +88,12 @@ async def test_kill9_server_loop(tmp_path: Path) -> None:
             await start(n)
 
     try:
-        for cycle in range(CYCLES):
+        for _cycle in range(CYCLES):
             client = await Client.connect(server.address)
             stop = asyncio.Event()
 
             async def starter() -> None:
-                while not stop.is_set():
+                while not stop.is_set():  # noqa: B023 - the closure runs and is awaited within this iteration
                     await start(next(counter))
                     await asyncio.sleep(START_GAP)
 
@@ -179,9 +180,10 @@ async def test_a_task_redispatched_after_a_crash_survives_the_next_crash(tmp_pat
     server dies again before a worker takes the task, nothing else would say the task exists
     (it used to be an in-memory dispatch only: the run then waited forever).
     """
+    import grpc
+
     from spindle.api import service_pb2 as svc
     from spindle.api import service_pb2_grpc
-    import grpc
 
     db = str(tmp_path / "redispatch.db")
     server = DevServer(db).start()

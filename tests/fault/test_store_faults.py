@@ -13,6 +13,7 @@ import logging
 import random
 import threading
 import time
+
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -22,16 +23,16 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane import embedded
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
-from spindle.controlplane.store import Mutation
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.exceptions import RPCError, WorkflowNotFoundError
-
 from fault_helpers import check_db, check_history, raw_history
 from fault_workloads import ACTIVITIES, TASK_QUEUE, WORKFLOWS, FChain3, fparent, fsigwait, ftimer
+
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.client import Client
+from spindle.controlplane import embedded
+from spindle.controlplane.store import Mutation
+from spindle.exceptions import RPCError, WorkflowNotFoundError
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

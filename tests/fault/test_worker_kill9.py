@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from datetime import timedelta
 from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
 
-from spindle.api import messages_pb2 as pb
-from spindle.client import Client
-
 from fault_helpers import DevServer, WorkerProc, check_history, raw_history
 from fault_workloads import TASK_QUEUE, FActBlock, FWftBlock, marker_count
 from waiting import until_sync
+
+from spindle.api import messages_pb2 as pb
+from spindle.client import Client
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]

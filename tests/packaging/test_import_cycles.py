@@ -444,6 +444,7 @@ def test_top_level_names_are_the_ones_spelled_out_for_type_checkers() -> None:
     typed = {alias.name: node.module for node, kind in _statements(tree) if kind == "under TYPE_CHECKING"
              and isinstance(node, ast.ImportFrom) for alias in node.names}
     assert typed == spindle._PUBLIC_NAMES
+    assert spindle.__all__ == ["__version__", *spindle._PUBLIC_NAMES]
     for name, module in spindle._PUBLIC_NAMES.items():
         assert getattr(spindle, name) is getattr(importlib.import_module(module), name), name
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):

@@ -15,9 +15,10 @@ import json
 import pytest
 
 from spindle import dsl, workflow
-from spindle.cli.schedule import _cron, _zone
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.api import _schedule_rules as rules
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.cli.schedule import _cron, _zone
 from spindle.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
 from spindle.client._schedule_wire import schedule_to_proto
 from spindle.controlplane import schedules as server_schedules

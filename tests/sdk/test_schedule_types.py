@@ -9,16 +9,29 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spindle
 import spindle.client
 
 from spindle import workflow
-from spindle.client import Schedule, ScheduleActionResult, ScheduleActionStartWorkflow, ScheduleBackfill, ScheduleDescription, ScheduleInfo, ScheduleIntervalSpec, ScheduleListEntry, ScheduleOverlapPolicy, SchedulePolicy, ScheduleSpec, ScheduleState
-from spindle.common import RetryPolicy
 from spindle.api._schedule_rules import CRON_ALIASES, check_cron_expression, check_time_zone_name
-from spindle.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from spindle.client import (
+    Schedule,
+    ScheduleActionResult,
+    ScheduleActionStartWorkflow,
+    ScheduleBackfill,
+    ScheduleDescription,
+    ScheduleInfo,
+    ScheduleIntervalSpec,
+    ScheduleListEntry,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+)
+from spindle.common import RetryPolicy, SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from spindle.controlplane import schedules as server_schedules
 
 U = timezone.utc

@@ -9,13 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from spindle import workflow
-from spindle.client._schedule_wire import (
-    backfill_to_proto,
-    decoded_args,
-    list_entry_from_proto,
-    schedule_from_proto,
-    schedule_to_proto,
-)
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client import (
     Schedule,
     ScheduleActionStartWorkflow,
@@ -26,9 +21,14 @@ from spindle.client import (
     ScheduleSpec,
     ScheduleState,
 )
+from spindle.client._schedule_wire import (
+    backfill_to_proto,
+    decoded_args,
+    list_entry_from_proto,
+    schedule_from_proto,
+    schedule_to_proto,
+)
 from spindle.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter
 
 UTC = timezone.utc

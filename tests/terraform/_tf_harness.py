@@ -7,15 +7,17 @@ import re
 import shutil
 import socket
 import subprocess
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 
+from spindle_procs import SPINDLE, DevServer  # noqa: F401 - re-exported for the tests here
+
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
-from spindle_procs import SPINDLE, DevServer  # noqa: F401 - re-exported for the tests here
 
 REPO = Path(__file__).resolve().parents[2]
 MS_PER_DAY = 86_400_000

@@ -12,14 +12,15 @@ import shutil
 import subprocess
 import sys
 import time
+
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-from spindle.cli._terraform_install import default_provider_source, requirements_key
-
 from _tf_harness import SPINDLE, Api, DevServer, Installed, Terraform, cache_dir, terraform_env
+
+from spindle.cli._terraform_install import default_provider_source, requirements_key
 
 
 @pytest.fixture(scope="session")

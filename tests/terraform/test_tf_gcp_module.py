@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+
 from pathlib import Path
 
 import pytest

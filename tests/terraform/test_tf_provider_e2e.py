@@ -7,13 +7,25 @@ from __future__ import annotations
 
 import json
 import shutil
+
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from _tf_harness import (MS_PER_DAY, REPO, Api, DevServer, Installed, Terraform, TlsAuthProxy, free_port,
-                         provider_block, search_attribute_names, self_signed_certificate)
+from _tf_harness import (
+    MS_PER_DAY,
+    REPO,
+    Api,
+    DevServer,
+    Installed,
+    Terraform,
+    TlsAuthProxy,
+    free_port,
+    provider_block,
+    search_attribute_names,
+    self_signed_certificate,
+)
 
 pytestmark = pytest.mark.timeout(240)
 

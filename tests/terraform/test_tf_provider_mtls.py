@@ -10,6 +10,7 @@ plan fails on the connection. Effects are checked with a TLS ``spindle.client.Cl
 from __future__ import annotations
 
 import asyncio
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
@@ -17,10 +18,11 @@ from typing import Callable
 import pytest
 
 from _tf_harness import MS_PER_DAY, DevServer, Terraform, provider_block
-from spindle.client import Client
-from spindle.service import TLSConfig
-from spindle.exceptions import RPCError
 from tls_certs import CertificateAuthority, CertKey
+
+from spindle.client import Client
+from spindle.exceptions import RPCError
+from spindle.service import TLSConfig
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -11,23 +11,29 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from spindle.controlplane import namespaces as cp_ns
-from spindle.api import service_pb2 as svc
-from spindle.cli._terraform_install import (PROVIDER_SOURCE, dev_cli_config, launcher_text, mirror_cli_config,
-                                        terraform_platform)
-
 from _tf_harness import REPO, Installed
+
+from spindle.api import service_pb2 as svc
+from spindle.cli._terraform_install import (
+    PROVIDER_SOURCE,
+    dev_cli_config,
+    launcher_text,
+    mirror_cli_config,
+    terraform_platform,
+)
+from spindle.controlplane import namespaces as cp_ns
 
 sys.path.insert(0, str(REPO / "terraform" / "provider"))
 
 import spindle_tf  # noqa: E402
-from spindle_tf import model, validation  # noqa: E402
 
+from spindle_tf import model, validation  # noqa: E402
 
 # ---------------------------------------------------------------- the provider agrees with the server
 
@@ -68,7 +74,7 @@ def test_invalid_names_fail_both(name: str) -> None:
     problems = validation.Problems()
     validation.check_name(name, problems)
     assert problems and problems.items[0].path == ["name"]
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - the server refuses it; the test compares with the provider
         cp_ns.validate_name(name)
 
 

@@ -9,15 +9,16 @@ Every effect is checked through Spindle's gRPC API.
 from __future__ import annotations
 
 import json
+
 from typing import Any, Callable
 
 import grpc
 import pytest
 
+from _tf_harness import Api, DevServer, Terraform, provider_block
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-
-from _tf_harness import Api, DevServer, Terraform, provider_block
 
 pytestmark = pytest.mark.timeout(300)
 

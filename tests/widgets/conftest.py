@@ -11,12 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import widget_workflows as ww  # noqa: E402
+
+from widget_fixtures import QUEUE, load  # noqa: E402
+
 from spindle import dsl  # noqa: E402
 from spindle.client import Client, History
 from spindle.worker import Worker
-
-import widget_workflows as ww  # noqa: E402
-from widget_fixtures import QUEUE, load  # noqa: E402
 
 
 @pytest.fixture

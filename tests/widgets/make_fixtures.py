@@ -25,11 +25,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from spindle import dsl  # noqa: E402
-from spindle.client import Client, History
-from spindle.worker import Worker
-
 import widget_workflows as ww  # noqa: E402
+
+from spindle import dsl  # noqa: E402
+from spindle.client import Client, History  # noqa: E402 - after the sys.path set-up above
+from spindle.worker import Worker  # noqa: E402 - after the sys.path set-up above
 
 FIXTURES = HERE / "fixtures"
 QUEUE = "widgets"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from widget_fixtures import FIXTURES, load
+
 from spindle import dsl
 from spindle.widgets import DagView, HistoryGraph
-
-from widget_fixtures import FIXTURES, load
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

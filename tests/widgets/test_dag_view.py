@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from widget_fixtures import FIXTURES, load
+
 from spindle import dsl
 from spindle.widgets import DagView
-
-from widget_fixtures import FIXTURES, load
 
 NODE = re.compile(r'class="spindle-node(?: selected)?" data-node-id="([^"]+)" data-status="([^"]*)"')
 

@@ -6,6 +6,8 @@ import collections
 import gzip
 import re
 
+from widget_fixtures import FIXTURES, load
+
 from spindle.client import History
 from spindle.widgets._graph_activity_events import ActivityEvents
 from spindle.widgets._graph_builder_state import BuilderState
@@ -16,8 +18,6 @@ from spindle.widgets._graph_workflow_events import WorkflowEvents
 from spindle.widgets._history_render import collapse_workflow_tasks, history_svg
 from spindle.widgets._payloads import decode_payload, failure_text
 from spindle.widgets._timeline import timeline_svg
-
-from widget_fixtures import FIXTURES, load
 
 NODE = re.compile(r'class="spindle-node(?: selected)?"')
 

@@ -9,14 +9,14 @@ import time
 
 from functools import partial
 
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.widgets import DagView, HistoryGraph, background
-
 import widget_workflows as ww
-from widget_fixtures import QUEUE
-from waiting import until
 
+from waiting import until
+from widget_fixtures import QUEUE
+
+from spindle.client import Client
+from spindle.widgets import DagView, HistoryGraph, background
+from spindle.worker import Worker
 
 _until = partial(until, timeout=10.0, interval=0.02)
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from waiting import until
+
 from spindle import workflow
-from spindle.worker import Worker
 from spindle.client import (
     RPCError,
     Schedule,
@@ -29,8 +30,7 @@ from spindle.client import (
 from spindle.testing import WorkflowEnvironment
 from spindle.widgets import ExecutionBrowser, ScheduleView
 from spindle.widgets._browser import scheduled_by_query
-
-from waiting import until
+from spindle.worker import Worker
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=UTC)

@@ -9,15 +9,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import widget_workflows as ww
+
+from waiting import until
+from widget_fixtures import QUEUE
+
 from spindle import dsl, workflow
 from spindle.client import Client, History
-from spindle.worker import Worker
 from spindle.converter import DataConverter
 from spindle.widgets import DagView, ExecutionBrowser, HistoryGraph
-
-import widget_workflows as ww
-from widget_fixtures import QUEUE
-from waiting import until
+from spindle.worker import Worker
 
 DSL_FIXTURES = Path(__file__).resolve().parents[1] / "sdk" / "dsl" / "fixtures"
 

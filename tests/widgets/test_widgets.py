@@ -7,13 +7,14 @@ import html
 
 from pathlib import Path
 
+import widget_workflows as ww
+
+from widget_fixtures import QUEUE
+
 from spindle.client import Client, History
 from spindle.widgets import ExecutionBrowser, HistoryGraph
 from spindle.widgets._browser import split_query
 from spindle.widgets._export import EMBED_NAME
-
-import widget_workflows as ww
-from widget_fixtures import QUEUE
 
 
 def test_detail_panel_truncates_and_shows_full_text(kitchen: History) -> None:

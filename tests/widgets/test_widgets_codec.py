@@ -17,11 +17,11 @@ import pytest
 
 from spindle import activity, workflow
 from spindle.client import Client, History
-from spindle.worker import Worker
 from spindle.converter import EncryptionCodec
 from spindle.exceptions import ApplicationError, WorkflowFailureError
 from spindle.widgets import HistoryGraph
 from spindle.widgets._payloads import OpaquePayload
+from spindle.worker import Worker
 
 pytest.importorskip("cryptography")
 

@@ -8,9 +8,9 @@ import enum
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from spindle._workflow.statemachines._command import CommandEntry, CommandSink
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
-from spindle._workflow.statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ActivityCancellationType", "ActivityHandle", "ActivityMachine"]
 

@@ -7,9 +7,16 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import ApplicationError, CancelledError, ChildWorkflowError, TerminatedError, TimeoutError, TimeoutType
 from spindle._workflow.statemachines._command import CommandEntry, CommandSink
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import (
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    TerminatedError,
+    TimeoutError,
+    TimeoutType,
+)
 
 __all__ = ["ChildWorkflowHandle", "ChildWorkflowMachine"]
 

@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from spindle._workflow.statemachines._command import CommandEntry, CommandSink
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import ApplicationError
-from spindle._workflow.statemachines._command import CommandEntry, CommandSink
 
 __all__ = ["ExternalRequestMachine"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spindle.api import messages_pb2 as pb
 from spindle._workflow.statemachines._command import CommandEntry, CommandSink
+from spindle.api import messages_pb2 as pb
 
 __all__ = ["TimerMachine"]
 

@@ -12,16 +12,28 @@ from __future__ import annotations
 
 import datetime
 import re
+
 from typing import TYPE_CHECKING, Any, Optional
 
 import grpc
+
 from tf import schema, types
-from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanContext, ReadContext, Resource, State,
-                      UpdateContext, UpgradeContext)
+from tf.iface import (
+    Config,
+    CreateContext,
+    DeleteContext,
+    ImportContext,
+    PlanContext,
+    ReadContext,
+    Resource,
+    State,
+    UpdateContext,
+    UpgradeContext,
+)
 from tf.utils import Diagnostics
 
-from .client import SpindleError, svc
 from ._resource_rules import API_KEY_NAME_MAX_LENGTH, ROLES
+from .client import SpindleError, svc
 from .diagnostics import add_server_error, is_unknown, report
 from .validation import Problems
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import socket
 import ssl
+
 from dataclasses import dataclass
 from typing import Any
 

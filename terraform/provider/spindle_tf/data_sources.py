@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 import grpc
+
 from tf import schema, types
 from tf.iface import Config, DataSource, ReadDataContext, State
 from tf.utils import Diagnostics

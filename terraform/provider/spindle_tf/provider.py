@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+
 from typing import Any, Mapping, Optional, Type
 
 from tf import schema, types
@@ -13,7 +14,6 @@ from tf.utils import Diagnostics
 from . import PROVIDER_SOURCE
 from .diagnostics import is_unknown, report
 from .validation import check_provider_config
-
 
 #: Provider attribute -> environment variable used when the attribute is unset.
 ENV_VARS = {

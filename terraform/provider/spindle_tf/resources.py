@@ -5,15 +5,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 import grpc
+
 from tf import schema, types
-from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanContext, ReadContext, Resource, State,
-                      UpdateContext, UpgradeContext)
+from tf.iface import (
+    Config,
+    CreateContext,
+    DeleteContext,
+    ImportContext,
+    PlanContext,
+    ReadContext,
+    Resource,
+    State,
+    UpdateContext,
+    UpgradeContext,
+)
 from tf.utils import Diagnostics
 
 from .client import SpindleError, svc
 from .diagnostics import add_server_error, is_unknown, report
 from .model import namespace_state, retention_ms_from_days, type_enums, update_mask
-from .validation import SEARCH_ATTRIBUTE_TYPES, Problems, check_name, check_namespace_config, check_search_attribute_changes
+from .validation import (
+    SEARCH_ATTRIBUTE_TYPES,
+    Problems,
+    check_name,
+    check_namespace_config,
+    check_search_attribute_changes,
+)
 
 if TYPE_CHECKING:
     from .context import ProviderContext

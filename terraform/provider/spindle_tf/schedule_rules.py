@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import zoneinfo
+
 from typing import Any, Callable
 
 from .validation import Problems

@@ -14,12 +14,24 @@ default data converter does).
 from __future__ import annotations
 
 import json
+
 from typing import TYPE_CHECKING, Any, Optional
 
 import grpc
+
 from tf import schema, types
-from tf.iface import (Config, CreateContext, DeleteContext, ImportContext, PlanContext, ReadContext, Resource, State,
-                      UpdateContext, UpgradeContext)
+from tf.iface import (
+    Config,
+    CreateContext,
+    DeleteContext,
+    ImportContext,
+    PlanContext,
+    ReadContext,
+    Resource,
+    State,
+    UpdateContext,
+    UpgradeContext,
+)
 from tf.utils import Diagnostics
 
 from .client import SpindleError, svc

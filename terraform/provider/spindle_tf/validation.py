@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import os
 import re
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
 
-from ._resource_rules import (ARCHIVAL_URI_RE, BUILTIN_SEARCH_ATTRIBUTES, MAX_RETENTION_DAYS, NAMESPACE_NAME_RE,
-                              SEARCH_ATTRIBUTE_NAME_RE, SEARCH_ATTRIBUTE_TYPES, is_rate)
-
+from ._resource_rules import (
+    ARCHIVAL_URI_RE,
+    BUILTIN_SEARCH_ATTRIBUTES,
+    MAX_RETENTION_DAYS,
+    NAMESPACE_NAME_RE,
+    SEARCH_ATTRIBUTE_NAME_RE,
+    SEARCH_ATTRIBUTE_TYPES,
+    is_rate,
+)
 
 #: An attribute path as the ``tf`` framework takes it: names, and 1-tuples for map keys.
 PathStep = Union[str, tuple[str]]

@@ -14,6 +14,7 @@ import subprocess
 import time
 import urllib.request
 import uuid
+
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,7 +59,7 @@ class FakeGcs:
             except OSError:
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError("fake-gcs-server did not become ready")
+                    raise RuntimeError("fake-gcs-server did not become ready") from None
                 time.sleep(0.02)
 
     def stop(self) -> None:

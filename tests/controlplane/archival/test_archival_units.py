@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+
 from pathlib import Path
 
 import pytest

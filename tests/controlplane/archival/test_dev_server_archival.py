@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+
 from datetime import timedelta
 from pathlib import Path
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,15 +15,15 @@ import grpc
 import pytest
 
 from spindle import workflow
-from spindle.worker import Worker
-from spindle.common._enums import ParentClosePolicy
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.common._enums import ParentClosePolicy
 from spindle.controlplane.archival import BLOB_REF_ENCODING
 from spindle.controlplane.archival._visitor import PAYLOAD_TYPE
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.frontend.service import RPC_NAMES
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(180)
 

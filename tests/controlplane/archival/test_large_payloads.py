@@ -5,17 +5,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from spindle.controlplane.config import ServerConfig
 from spindle import activity, workflow
-from spindle.worker import Worker
+from spindle.controlplane.config import ServerConfig
 from spindle.exceptions import RPCError
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 TEN_MIB = 10 * 1024 * 1024
 

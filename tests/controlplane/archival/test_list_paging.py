@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import random
+
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from spindle.controlplane import embedded
 from spindle.api import service_pb2 as svc
+from spindle.controlplane import embedded
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.store import Mutation, VisibilityRow
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gzip
+
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -16,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from spindle import activity, workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
-from spindle import activity, workflow
-from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 RETENTION = timedelta(days=3)  # the default namespace's retention (ServerConfig.default_retention_days)
 

@@ -30,21 +30,23 @@ import subprocess
 import sys
 import time
 import zlib
+
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-from google.cloud.spanner_v1 import param_types
 
 from _chaos_workload import TASK_QUEUE, Chaos, bonus_of, expected
 from _cluster import NUM_SHARDS, RENEW, TTL, Cluster, check_histories, leases, results_or_report, wait_owned
 from _members import Member
+from google.cloud.spanner_v1 import param_types
+from spindle_procs import raw_history
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.exceptions import RPCError
-from spindle_procs import raw_history
 
 HERE = Path(__file__).resolve().parent
 RETRYABLE = ("UNAVAILABLE", "DEADLINE_EXCEEDED")

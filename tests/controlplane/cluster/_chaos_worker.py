@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _chaos_workload import TASK_QUEUE, Chaos, step  # noqa: E402
+
 from spindle.client import Client  # noqa: E402
 from spindle.service import TLSConfig
 from spindle.worker import Worker

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+
 from datetime import timedelta
 
 from spindle import activity, workflow

@@ -13,21 +13,22 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+
 from pathlib import Path
 from typing import Any
 
-from google.cloud.spanner_v1 import param_types as spanner_param_types
-from spanner_emulator import SpannerTestInstance
-
 from _members import Member, setup_schema, write_config
 from _workload import result_with_retry
-from spindle.client import Client
-from spindle.service import TLSConfig
-from spindle.controlplane._tls import MemberTLS
+from google.cloud.spanner_v1 import param_types as spanner_param_types
+from spanner_emulator import SpannerTestInstance
+from tls_certs import CertificateAuthority
+
 from spindle.api import messages_pb2 as pb
+from spindle.client import Client
+from spindle.controlplane._tls import MemberTLS
 from spindle.controlplane.auth._keys import format_secret, new_secret
 from spindle.controlplane.store._spanner_schema import MIGRATIONS
-from tls_certs import CertificateAuthority
+from spindle.service import TLSConfig
 
 NUM_SHARDS = 12
 TTL = 3.0

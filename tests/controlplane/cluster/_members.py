@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+
 from pathlib import Path
 from typing import Any
 

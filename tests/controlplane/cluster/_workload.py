@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+
 from datetime import timedelta
 from typing import Any
 

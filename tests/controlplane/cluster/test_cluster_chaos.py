@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+
 from pathlib import Path
 
 import pytest
-from spanner_emulator import SpannerTestInstance
 
 from _chaos import Plan, run_chaos
 from _cluster import TTL, with_api_keys
+from spanner_emulator import SpannerTestInstance
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -6,6 +6,7 @@ from functools import partial
 
 import grpc
 import pytest
+
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from spanner_emulator import SpannerTestInstance
 from waiting import until as _wait_until

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+
+from _workload import ChildWf, MainWf, double, expected, result_with_retry, signal_when_running
 from spanner_emulator import SpannerTestInstance
 
-from _workload import MainWf, ChildWf, double, expected, result_with_retry, signal_when_running
-from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
 from spindle.client import Client
+from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig, assign_shards, rendezvous_owner
 from spindle.worker import Worker
 
 SHARDS = 8

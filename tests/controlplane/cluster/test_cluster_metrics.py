@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import urllib.request
+
 from pathlib import Path
 
 import pytest
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig

@@ -23,23 +23,24 @@ import os
 import signal
 import time
 import uuid
+
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
-import grpc
-from spanner_emulator import SpannerTestInstance
-
 from _cluster import RENEW, TTL, Cluster, check_histories, leases, results_or_report, wait_owned, with_api_keys
-from spindle.controlplane.cluster._peers import METHOD, Peers
+from spanner_emulator import SpannerTestInstance
+from tls_certs import CertificateAuthority
+
 from spindle import activity, workflow
 from spindle.client import Client
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
+from spindle.controlplane.cluster._peers import METHOD, Peers
 from spindle.exceptions import RPCError
-from tls_certs import CertificateAuthority
+from spindle.worker import Worker
 
 WORKFLOWS = int(os.environ.get("SPINDLE_CLUSTER_TEST_WORKFLOWS", "500"))
 

@@ -8,10 +8,11 @@ import uuid
 import pytest
 
 from test_cluster_inprocess import cluster  # noqa: F401  (the three-member fixture)
+
 from spindle import workflow
 from spindle.client import Client, ResetType, WorkflowExecutionStatus
-from spindle.worker import Worker
 from spindle.controlplane.cluster import ClusterNode
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from datetime import timedelta
 from pathlib import Path
 
 from spindle import workflow
 from spindle.client import Client
-from spindle.worker import Worker
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, StoreConfig
+from spindle.worker import Worker
 
 
 @workflow.defn
@@ -64,6 +65,7 @@ async def test_spindle_server_start_with_a_sqlite_config(tmp_path: Path) -> None
     one is terminated, and a namespace with a running execution is deleted (force).
     """
     import yaml
+
     from _members import Member
 
     cfg = tmp_path / "member.yaml"

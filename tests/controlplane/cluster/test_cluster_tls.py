@@ -12,26 +12,28 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 import pytest
-from spanner_emulator import SpannerTestInstance
 
 from _workload import ChildWf, MainWf, double, expected, result_with_retry, signal_when_running
-from spindle.client import Client
-from spindle.service import TLSConfig
-from spindle.worker import Worker
-from spindle.controlplane._tls import MemberTLS, ServerTLS
+from spanner_emulator import SpannerTestInstance
+from tls_certs import CertificateAuthority, CertKey
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import Client
+from spindle.controlplane._tls import MemberTLS, ServerTLS
 from spindle.controlplane.cluster import ClusterConfig, ClusterNode, InternalConfig, StoreConfig
 from spindle.controlplane.cluster._peers import METHOD, Peers, b64, unb64
 from spindle.controlplane.errors import InvalidArgument, ResourceExhausted
 from spindle.controlplane.matching import KIND_WORKFLOW
-from tls_certs import CertificateAuthority, CertKey
+from spindle.service import TLSConfig
+from spindle.worker import Worker
 
 SHARDS = 6
 

@@ -9,6 +9,7 @@ it down and open another one later on the same database to simulate an outage.
 from __future__ import annotations
 
 import dataclasses
+
 from datetime import datetime
 from pathlib import Path
 from typing import Any

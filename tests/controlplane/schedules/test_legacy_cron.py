@@ -8,20 +8,21 @@ created at once and waiting for the next tick, with the same input; terminate en
 from __future__ import annotations
 
 import asyncio
+
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from spindle import workflow
-from spindle.worker import Worker
-from spindle.client import WorkflowExecutionStatus
-from spindle.api import messages_pb2 as pb
-from spindle.exceptions import ApplicationError, RPCError
-from spindle.testing import Replayer
-
 from schedule_stores import Stores
 from spindle_procs import raw_history
+
+from spindle import workflow
+from spindle.api import messages_pb2 as pb
+from spindle.client import WorkflowExecutionStatus
+from spindle.exceptions import ApplicationError, RPCError
+from spindle.testing import Replayer
+from spindle.worker import Worker
 
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=timezone.utc)
 U = timezone.utc

@@ -7,6 +7,7 @@ clock does not reach them). Firing is tested in test_schedule_firing.py.
 from __future__ import annotations
 
 import sqlite3
+
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,9 +16,9 @@ from typing import Any
 import grpc
 import pytest
 
-from spindle.controlplane import embedded
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane import embedded
 
 T0 = datetime(2026, 12, 1, 5, 30, tzinfo=timezone.utc)
 T0_MS = int(T0.timestamp() * 1000)

@@ -8,19 +8,20 @@ the workflows they start run on a real worker. Runs are named ``{prefix}-{nomina
 from __future__ import annotations
 
 import asyncio
+
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from schedule_stores import Stores
+
 from spindle import workflow
-from spindle.worker import Worker
-from spindle.client import WorkflowExecutionStatus
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client import WorkflowExecutionStatus
 from spindle.converter import DataConverter
 from spindle.exceptions import ApplicationError
-
-from schedule_stores import Stores
+from spindle.worker import Worker
 
 T0 = datetime(2026, 12, 1, 0, 0, 30, tzinfo=timezone.utc)
 HOUR_MS = 3_600_000

@@ -9,6 +9,7 @@ cancellation, retries, ...); only the ``client`` fixture differs: it serves
 from __future__ import annotations
 
 import sys
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,10 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sdk" / "client_wor
 
 import test_end_to_end as e2e  # noqa: E402
 
+from spanner_emulator import SpannerTestInstance  # noqa: E402
+
+from spindle.client import Client  # noqa: E402
 from spindle.controlplane.config import ServerConfig  # noqa: E402
 from spindle.controlplane.server import ControlPlane, serve  # noqa: E402
-from spindle.client import Client  # noqa: E402
-from spanner_emulator import SpannerTestInstance  # noqa: E402
 
 #: The suite's tests that run here (all of them that do not depend on the embedded SQLite file).
 SUITE = [

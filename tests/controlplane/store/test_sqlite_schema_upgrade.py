@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+
 from pathlib import Path
 
 from spindle.controlplane.store import Mutation

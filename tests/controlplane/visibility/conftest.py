@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+
 from collections.abc import Iterator
 from typing import Any
 

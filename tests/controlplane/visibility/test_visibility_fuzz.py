@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings

@@ -7,6 +7,7 @@ Runs on the store's own schema; skipped like every Spanner test when the emulato
 from __future__ import annotations
 
 import sqlite3
+
 from collections.abc import Iterator
 from typing import Any
 

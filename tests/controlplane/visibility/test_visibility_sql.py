@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
+
 from typing import Any
 
 import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+
 from collections import Counter
 from typing import Any
 
 import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

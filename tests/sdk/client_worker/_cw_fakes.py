@@ -11,7 +11,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter._data_converter import DataConverter
 
 

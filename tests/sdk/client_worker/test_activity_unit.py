@@ -8,14 +8,14 @@ import time
 
 import pytest
 
-from spindle.api import messages_pb2 as pb
 from spindle import activity
 from spindle._activity.context import ActivityContext, ActivityInfo, CompleteAsyncError
 from spindle._activity.definition import ActivityDefinition
 from spindle._activity.execution import bind_arguments, execute
-from spindle.worker._heartbeat import Heartbeater, throttle_interval
+from spindle.api import messages_pb2 as pb
 from spindle.converter import DataConverter
 from spindle.exceptions import ApplicationError, WorkflowContextError
+from spindle.worker._heartbeat import Heartbeater, throttle_interval
 
 conv = DataConverter.default
 NOW = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)

@@ -9,14 +9,16 @@ import os
 import signal
 import subprocess
 import time
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from spindle.client import Client, WorkflowExecutionStatus
-from spindle.api import messages_pb2 as pb
 from spindle_procs import SPINDLE, DevServer, raw_history
+
+from spindle.api import messages_pb2 as pb
+from spindle.client import Client, WorkflowExecutionStatus
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -6,6 +6,7 @@ import grpc
 import pytest
 
 from _cw_fakes import FakeRpcError
+
 from spindle.api import service_pb2 as svc
 from spindle.client import Client
 from spindle.client._namespaces import search_attribute_type_name as _sa_type_name

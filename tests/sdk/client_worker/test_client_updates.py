@@ -17,19 +17,20 @@ from pathlib import Path
 import pytest
 
 from spindle import converter, workflow
-from spindle.client import Client
-from spindle.worker import Worker
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client import (
+    Client,
     PendingActivityState,
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
+from spindle.client._raw_description import raw_description
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, ServerError, UpdateFailedError
-from spindle.client._raw_description import raw_description
+from spindle.worker import Worker
 
 
 @workflow.defn
@@ -236,7 +237,7 @@ async def test_list_rows_have_raw_info_but_no_raw_description(client: Client, tq
     assert found.raw_info.execution.workflow_id == "listed"  # type: ignore[attr-defined]
     assert found.raw_info.type.name == "Gate"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="only available on handle.describe"):
-        found.raw_description  # type: ignore[attr-defined]
+        found.raw_description  # type: ignore[attr-defined]  # noqa: B018 - the attribute read is what must raise
     await client.get_workflow_handle("listed").terminate()
 
 

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.converter._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
-from spindle.converter import EncryptionCodec, WorkflowSerializationContext
-from spindle.exceptions import ActivityError, ApplicationError, WorkflowFailureError
-
 from waiting import eventually as _eventually
+
+from spindle import activity, workflow
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.client import Client
+from spindle.converter import EncryptionCodec, WorkflowSerializationContext
+from spindle.converter._payload_visitor import ENCODED_FAILURE_MESSAGE, collect_payloads, decode_message
+from spindle.exceptions import ActivityError, ApplicationError, WorkflowFailureError
+from spindle.worker import Worker
 
 pytest.importorskip("cryptography")
 

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from spindle.api import service_pb2 as svc
+from waiting import eventually as _eventually
+
 from spindle import activity, workflow
+from spindle.api import service_pb2 as svc
 from spindle.client import Client, History, WorkflowExecutionStatus
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
-from spindle.converter._payload_visitor import collect_payloads
 from spindle.converter import ZlibCodec
+from spindle.converter._payload_visitor import collect_payloads
 from spindle.exceptions import (
     ActivityError,
     ApplicationError,
@@ -33,8 +34,7 @@ from spindle.exceptions import (
     WorkflowAlreadyStartedError,
     WorkflowFailureError,
 )
-
-from waiting import eventually as _eventually
+from spindle.worker import Worker
 
 FAST = timedelta(seconds=10)
 QUICK_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=20), maximum_attempts=5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+
 from datetime import timedelta
 
 from spindle import activity, workflow

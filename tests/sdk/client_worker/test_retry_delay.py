@@ -8,10 +8,10 @@ import grpc
 import grpc.aio
 import pytest
 
-from spindle.worker._polling import POLL_ERROR_MAX_BACKOFF, poll_error_wait
-from spindle.client._retry_delay import call_with_retries, retry_delay, throttled_wait
 from spindle.api import RETRY_AFTER_KEY
+from spindle.client._retry_delay import call_with_retries, retry_delay, throttled_wait
 from spindle.controlplane.errors import retry_after_metadata
+from spindle.worker._polling import POLL_ERROR_MAX_BACKOFF, poll_error_wait
 
 
 def error(code: grpc.StatusCode, trailing: tuple[tuple[str, str | bytes], ...] = ()) -> grpc.aio.AioRpcError:

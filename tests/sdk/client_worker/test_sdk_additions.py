@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
+from waiting import until
+
 from spindle import activity, dsl, workflow
 from spindle.client import Client, HistoryEvent
-from spindle.worker import Worker
 from spindle.converter import ZlibCodec
 from spindle.exceptions import ApplicationError, RPCError, WorkflowFailureError, WorkflowNotFoundError
-
-from waiting import until
+from spindle.worker import Worker
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = timedelta(seconds=10)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from spindle.api import service_pb2 as svc
 from spindle.common import (
     SearchAttributeIndexedValueType,
     SearchAttributeKey,
@@ -14,9 +15,8 @@ from spindle.common import (
     SearchAttributeUpdate,
     TypedSearchAttributes,
 )
-from spindle.api import service_pb2 as svc
-from spindle.converter import DataConverter
 from spindle.common._search_attributes import search_attributes_to_payloads, typed_from_payloads, updates_to_mapping
+from spindle.converter import DataConverter
 
 UTC = datetime.timezone.utc
 TAGS = SearchAttributeKey.for_keyword_list("Tags")

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
+from waiting import eventually as _eventually
+
 from spindle import workflow
-from spindle.client import Client, History
-from spindle.worker import Worker
 from spindle._workflow.deadlock import ActivationWatchdog, DeadlockError, _is_workflow_code
+from spindle.client import Client, History
 from spindle.exceptions import QueryFailedError
 from spindle.testing import Replayer
-
-from waiting import eventually as _eventually
+from spindle.worker import Worker
 
 SAFETY = 25.0
 SPIN: dict[str, bool] = {"release": False}
@@ -273,9 +273,9 @@ def test_only_workflow_code_is_interrupted() -> None:
     import logging
     import threading as threading_mod
 
+    from spindle._workflow.loop import WorkflowEventLoop
     from spindle.converter import DataConverter
     from spindle.dsl import _runtime as dsl_runtime
-    from spindle._workflow.loop import WorkflowEventLoop
 
     assert _is_workflow_code(spin_until_released.__code__)  # user code (this test module)
     assert not _is_workflow_code(logging.Handler.handle.__code__)  # holds the handler's lock

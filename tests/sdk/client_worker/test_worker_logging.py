@@ -16,8 +16,8 @@ import pytest
 from spindle import activity, workflow
 from spindle.client import Client
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
 from spindle.exceptions import WorkflowFailureError
+from spindle.worker import Worker
 
 
 @pytest.fixture

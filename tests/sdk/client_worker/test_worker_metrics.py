@@ -6,19 +6,20 @@ from __future__ import annotations
 import asyncio
 import collections
 import uuid
+
 from datetime import timedelta
 from functools import partial
 
 import pytest
+
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from waiting import until
 
 from spindle import activity, workflow
 from spindle.client import Client
 from spindle.common import RetryPolicy
 from spindle.worker import Worker, WorkerMetrics
-
-from waiting import until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -24,14 +24,15 @@ from typing import Any
 
 import pytest
 
+from waiting import eventually as _eventually
+
 from spindle import workflow
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client import Client, History
-from spindle.worker import Worker
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle.converter import PayloadCodec
 from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowFailureError
-
-from waiting import eventually as _eventually
+from spindle.worker import Worker
 
 
 class PickyCodec(PayloadCodec):

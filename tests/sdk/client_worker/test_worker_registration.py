@@ -7,9 +7,9 @@ import time
 import pytest
 
 from _cw_fakes import FakeClient, FakeStub
+
 from spindle import activity, workflow
-from spindle.worker import Worker
-from spindle.worker import WorkflowDeterminismCheckError
+from spindle.worker import Worker, WorkflowDeterminismCheckError
 
 
 @workflow.defn

@@ -9,11 +9,12 @@ from typing import Any
 
 from _cw_fakes import FakeClient, FakeStub, RecordingInstance
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
 from spindle import activity
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+from spindle.converter import DataConverter
 from spindle.worker._activity_worker import ActivityWorker
 from spindle.worker._workflow_worker import WorkflowWorker
-from spindle.converter import DataConverter
 
 conv = DataConverter.default
 Q = "q"

@@ -16,15 +16,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.converter._payload_codec import decode_payloads, encode_payloads
-from spindle.converter._payload_visitor import (
-    ENCODED_FAILURE_MESSAGE,
-    collect_payloads,
-    collect_with_contexts,
-    decode_message,
-    encode_message,
-)
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter import (
     DataConverter,
     EncryptionCodec,
@@ -32,6 +25,14 @@ from spindle.converter import (
     WithSerializationContext,
     WorkflowSerializationContext,
     ZlibCodec,
+)
+from spindle.converter._payload_codec import decode_payloads, encode_payloads
+from spindle.converter._payload_visitor import (
+    ENCODED_FAILURE_MESSAGE,
+    collect_payloads,
+    collect_with_contexts,
+    decode_message,
+    encode_message,
 )
 from spindle.exceptions import ApplicationError
 

@@ -17,10 +17,10 @@ import pytest
 from google.protobuf import json_format
 
 from spindle import workflow
-from spindle.client import Client
-from spindle.worker import Worker
 from spindle.api import messages_pb2 as pb
+from spindle.client import Client
 from spindle.converter import CodecServerCodec, DataConverter, EncryptionCodec
+from spindle.worker import Worker
 
 pytest.importorskip("cryptography")
 

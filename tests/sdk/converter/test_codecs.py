@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spindle.api import messages_pb2 as pb
-from spindle.converter._payload_codec import decode_payloads, encode_payloads
 from spindle.converter import DataConverter, PayloadCodec, ZlibCodec
+from spindle.converter._payload_codec import decode_payloads, encode_payloads
 
 conv = DataConverter.default
 

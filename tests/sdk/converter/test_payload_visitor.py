@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from spindle.api import messages_pb2 as pb, service_pb2 as svc
-from spindle.converter._payload_visitor import collect_payloads, decode_message, encode_message
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.converter import DataConverter, ZlibCodec
+from spindle.converter._payload_visitor import collect_payloads, decode_message, encode_message
 
 conv = DataConverter.default
 

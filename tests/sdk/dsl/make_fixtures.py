@@ -29,9 +29,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 from spindle import activity, dsl  # noqa: E402
-from spindle.client import Client, History
-from spindle.worker import Worker
+from spindle.client import Client, History  # noqa: E402 - after the sys.path set-up above
 from spindle.exceptions import ApplicationError  # noqa: E402
+from spindle.worker import Worker  # noqa: E402 - after the sys.path set-up above
 
 FIXTURES = HERE / "fixtures"
 QUEUE = "dsl-fixtures"

@@ -148,13 +148,12 @@ def test_a_recorded_dag_with_retry_on_a_child_fails_the_step_not_the_task() -> N
 
 pytest.importorskip("spindle.controlplane.embedded")
 
+from examples.reports.activities import ACTIVITIES  # noqa: E402
 from spindle.client import Client, HistoryEvent  # noqa: E402
-from spindle.worker import Worker
 from spindle.converter import DataConverter  # noqa: E402
 from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
 from spindle.testing import Replayer  # noqa: E402
-
-from examples.reports.activities import ACTIVITIES  # noqa: E402
+from spindle.worker import Worker  # noqa: E402 - helpers defined above are used by this import
 
 INPUTS = {"date": "2024-05-02", "regions": ["eu"], "publish": False}
 

@@ -169,8 +169,8 @@ def test_interpolation_uses_the_same_sandbox() -> None:
 pytest.importorskip("spindle.controlplane.embedded")
 
 from spindle.client import Client  # noqa: E402
-from spindle.worker import Worker
 from spindle.exceptions import ApplicationError, WorkflowFailureError  # noqa: E402
+from spindle.worker import Worker  # noqa: E402 - grouped with the tests that use it
 
 HOSTILE = {
     "power": "${{ 9**(9**9) }}",

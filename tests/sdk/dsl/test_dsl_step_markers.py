@@ -8,14 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import make_fixtures as mf
 import pytest
 
 from spindle.client import Client, History, HistoryEvent
-from spindle.worker import Worker
 from spindle.converter import DataConverter
 from spindle.testing import Replayer
-
-import make_fixtures as mf
+from spindle.worker import Worker
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -97,7 +96,7 @@ async def test_a_failed_run_names_its_failed_step_in_a_marker(client: Client) ->
     async with Worker(client, task_queue=mf.QUEUE, workflows=list(wfs.values()),
                       activities=[mf.inc, mf.record, mf.explode]):
         handle = await client.start_workflow(wfs["saga"], {}, id="saga", task_queue=mf.QUEUE)
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - the saga fails; the test checks its history
             await asyncio.wait_for(handle.result(), 60)
         history = await handle.fetch_history()
     assert [(s, st) for s, st, _ in step_markers(history)] == [

@@ -16,6 +16,7 @@ The workflow code must never change: committed histories of it are replayed by
 from __future__ import annotations
 
 import asyncio
+
 from datetime import timedelta
 
 from spindle import activity, workflow

@@ -11,8 +11,8 @@ from datetime import timedelta
 
 from spindle import activity, workflow
 from spindle.client import Client
-from spindle.worker import Worker
 from spindle.exceptions import ApplicationError, WorkflowFailureError
+from spindle.worker import Worker
 
 
 @activity.defn

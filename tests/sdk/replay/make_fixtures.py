@@ -23,10 +23,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from spindle.client import Client, History  # noqa: E402
-from spindle.worker import Worker
-from spindle.controlplane import embedded  # noqa: E402
-
 from _history_shape_workflows import (  # noqa: E402
     CancelRace,
     RetriesThenSucceeds,
@@ -35,6 +31,10 @@ from _history_shape_workflows import (  # noqa: E402
     run_cancel_race,
     slow_first,
 )
+
+from spindle.client import Client, History  # noqa: E402
+from spindle.controlplane import embedded  # noqa: E402
+from spindle.worker import Worker  # noqa: E402 - after the sys.path set-up above
 
 FIXTURES = HERE / "fixtures"
 QUEUE = "history-shapes"

@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _reset_shape_workflows import run_reset_shape  # noqa: E402
+
 from spindle.client import Client  # noqa: E402
 from spindle.controlplane import embedded  # noqa: E402
-
-from _reset_shape_workflows import run_reset_shape  # noqa: E402
 
 
 async def record(directory: str) -> None:

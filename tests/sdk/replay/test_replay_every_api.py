@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from datetime import timedelta
 
 import pytest
 
 from spindle import activity, workflow
-from spindle.client import Client
-from spindle.worker import Worker
-from spindle._workflow.replay import replay
 from spindle._workflow.defn import WorkflowDefinition
+from spindle._workflow.replay import replay
+from spindle.client import Client
 from spindle.exceptions import ActivityError, ApplicationError, NonDeterminismError
+from spindle.worker import Worker
 
 T30 = timedelta(seconds=30)
 
@@ -223,7 +224,7 @@ async def test_signal_wait_continue_as_new_external_and_cancel_replay(client: Cl
         ext = await client.start_workflow(signals_and_cancels_external, "waiter", "comp", id="external", task_queue="r")
         assert await ext.result() == "sent"
         assert await w.result() == ["from-external", None]
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - the run fails on purpose; replay is what is checked
             await comp.result()
         c = await client.start_workflow(continues, 0, id="can", task_queue="r")
         assert await c.result() == 3

@@ -12,14 +12,10 @@ terminal event per activity), which must replay too.
 from __future__ import annotations
 
 import uuid
+
 from pathlib import Path
 
 import pytest
-
-from spindle.client import History
-from spindle.worker import Worker
-from spindle.api import messages_pb2 as pb
-from spindle.testing import Replayer, WorkflowEnvironment
 
 from _history_shape_workflows import (
     CancelRace,
@@ -29,6 +25,11 @@ from _history_shape_workflows import (
     run_cancel_race,
     slow_first,
 )
+
+from spindle.api import messages_pb2 as pb
+from spindle.client import History
+from spindle.testing import Replayer, WorkflowEnvironment
+from spindle.worker import Worker
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD = sorted(FIXTURES.glob("pre_h13_*.json"))

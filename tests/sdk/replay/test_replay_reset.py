@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from _reset_shape_workflows import ResetShapeRelease1, ResetShapeRelease2, run_reset_shape
+
 from spindle.client import Client, History
 from spindle.controlplane import embedded
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer
-
-from _reset_shape_workflows import ResetShapeRelease1, ResetShapeRelease2, run_reset_shape
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h17_reset_run.json"
 

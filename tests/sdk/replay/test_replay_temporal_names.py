@@ -20,9 +20,9 @@ import pytest
 
 from spindle import activity, workflow
 from spindle.client import Client, History
-from spindle.worker import Worker
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer
+from spindle.worker import Worker
 
 HISTORIES = Path(__file__).parent / "histories"
 T10 = timedelta(seconds=10)

@@ -10,11 +10,12 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, failure_of, kinds, result_of
-from spindle.api import messages_pb2 as pb
+
 from spindle import workflow
-from spindle.exceptions import ActivityError, ApplicationError, CancelledError
-from spindle.common._retry_policy import RetryPolicy
 from spindle._workflow.instance import WorkflowInstance
+from spindle.api import messages_pb2 as pb
+from spindle.common._retry_policy import RetryPolicy
+from spindle.exceptions import ActivityError, ApplicationError, CancelledError
 
 T = timedelta(seconds=30)
 

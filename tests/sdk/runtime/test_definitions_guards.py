@@ -13,11 +13,12 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, kinds, result_of
+
 from spindle import workflow
-from spindle.exceptions import WorkflowContextError
-from spindle._workflow.determinism_check import check_source, check_workflow
 from spindle._workflow.defn import WorkflowDefinition
+from spindle._workflow.determinism_check import check_source, check_workflow
 from spindle._workflow.instance import WorkflowInstance
+from spindle.exceptions import WorkflowContextError
 
 
 def new(defn: object) -> WorkflowInstance:

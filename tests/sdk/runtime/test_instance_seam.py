@@ -6,12 +6,14 @@ from datetime import timedelta
 
 import pytest
 
-import spindle.workflow
 from _runtime_history import History, decode, kinds
-from spindle.api import messages_pb2 as pb
+
+import spindle.workflow
+
 from spindle import workflow
-from spindle.common._retry_policy import RetryPolicy
 from spindle._workflow.instance import StaleWorkflowInstanceError, WorkflowInstance
+from spindle.api import messages_pb2 as pb
+from spindle.common._retry_policy import RetryPolicy
 
 
 @workflow.defn

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from _runtime_history import History, kinds, result_of
-from spindle.api import messages_pb2 as pb
+
 from spindle import workflow
-from spindle.exceptions import NonDeterminismError
-from spindle._workflow.replay import replay
 from spindle._workflow.instance import WorkflowInstance
+from spindle._workflow.replay import replay
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import NonDeterminismError
 
 T = timedelta(seconds=10)
 

@@ -7,11 +7,12 @@ from datetime import timedelta
 import pytest
 
 from _runtime_history import History, decode, kinds, payloads, result_of
-from spindle.api import messages_pb2 as pb
+
 from spindle import workflow
-from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowContextError
-from spindle._workflow.replay import replay
 from spindle._workflow.instance import WorkflowInstance
+from spindle._workflow.replay import replay
+from spindle.api import messages_pb2 as pb
+from spindle.exceptions import ApplicationError, QueryFailedError, WorkflowContextError
 
 T = timedelta(seconds=10)
 

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from _runtime_history import History, decode, kinds, result_of
+
 from spindle import activity, workflow
+from spindle._workflow.instance import WorkflowInstance
 from spindle.api import messages_pb2 as pb
 from spindle.exceptions import WorkflowContextError
-from spindle._workflow.instance import WorkflowInstance
 
 T = timedelta(seconds=10)
 

@@ -7,10 +7,11 @@ import uuid
 
 from typing import Any
 
-from spindle.client import History
-from spindle.worker import Worker
-from spindle.testing import WorkflowEnvironment
 from spindle_testing_wfs import ACTIVITIES
+
+from spindle.client import History
+from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 
 async def _record(defn: Any, order_ids: list[str]) -> list[History]:

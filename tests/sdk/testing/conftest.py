@@ -1,4 +1,5 @@
 import sys
+
 from pathlib import Path
 
 # The helper modules live next to the tests (no tests/__init__.py packages).

@@ -71,7 +71,7 @@ async def test_from_client_has_real_time_and_no_control_plane(tmp_path: Path) ->
         now = await env.get_current_time()
         assert before <= now <= datetime.datetime.now(datetime.timezone.utc)
         with pytest.raises(RuntimeError, match="from_client"):
-            env.control_plane
+            env.control_plane  # noqa: B018 - the attribute read is what must raise
         with env.auto_time_skipping_disabled():
             await env.sleep(0.01)
         await env.shutdown()

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from spindle import workflow
 from spindle.client import Client
-from spindle.worker import Worker
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 
 @workflow.defn

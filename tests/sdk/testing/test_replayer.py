@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from _histories import record_histories
+from spindle_testing_wfs import OrderPatched, OrderReordered, OrderV1
+
 from spindle.client import History
 from spindle.exceptions import NonDeterminismError
 from spindle.testing import Replayer, UnknownWorkflowTypeError
-from spindle_testing_wfs import OrderPatched, OrderReordered, OrderV1
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,7 @@ async def test_replay_workflows_reports_each_history(v1_histories: list[History]
 
 async def test_unknown_workflow_type(v1_histories: list[History]) -> None:
     from spindle_testing_wfs import NOT_A_WORKFLOW  # noqa: F401 - the module has non-workflows too
+
     from spindle import workflow
 
     @workflow.defn(name="Other")

@@ -14,9 +14,10 @@ import pytest
 from spindle import activity, workflow
 from spindle.client import WorkflowExecutionStatus
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
-from spindle.exceptions import ApplicationError, TimeoutError as SpindleTimeoutError, WorkflowFailureError
+from spindle.exceptions import ApplicationError, WorkflowFailureError
+from spindle.exceptions import TimeoutError as SpindleTimeoutError
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 
 def _q() -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,9 +20,9 @@ import pytest
 from spindle import activity, workflow
 from spindle.client import WorkflowExecutionStatus
 from spindle.common import RetryPolicy
-from spindle.worker import Worker
 from spindle.exceptions import ActivityError, WorkflowFailureError
 from spindle.testing import WorkflowEnvironment
+from spindle.worker import Worker
 
 # Real seconds a call may take before the test calls it a deadlock (they take milliseconds).
 DEADLOCK = 15.0
