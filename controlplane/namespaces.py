@@ -105,7 +105,7 @@ class Namespace:
     def to_proto(self) -> svc.NamespaceInfo:
         return svc.NamespaceInfo(
             name=self.name, id=self.id, description=self.description, owner_email=self.owner_email,
-            retention_ms=self.retention_ms, search_attributes=self.search_attributes, archival_uri=self.archival_uri,
+            retention_ms=self.retention_ms, search_attributes=self.search_attributes, archival_uri=self.archival_uri,  # type: ignore[arg-type]  # protobuf enum fields are typed as their ValueType; the int is one of its values
             rps_limit=self.rps_limit, state="REGISTERED", create_time_ms=self.create_time_ms, update_time_ms=self.update_time_ms,
         )
 
@@ -227,7 +227,7 @@ class NamespaceRegistry:
         wanted = dict(search_attributes or {})
         ns = self._by_name.get(name)
         if ns is None:
-            return await self.create(svc.CreateNamespaceRequest(name=name, search_attributes=wanted))
+            return await self.create(svc.CreateNamespaceRequest(name=name, search_attributes=wanted))  # type: ignore[arg-type]  # protobuf enum fields are typed as their ValueType; the int is one of its values
         missing = {k: v for k, v in wanted.items() if k not in ns.search_attributes}
         return await self.add_search_attributes(name, missing) if missing else ns
 

@@ -25,6 +25,9 @@ fi
 
 PYTHON=.venv/bin/python scripts/gen_proto.sh --check
 
+# ruff and mypy (pyproject.toml [tool.ruff], [tool.mypy]).
+PYTHON=.venv/bin/python bash scripts/lint.sh
+
 # In CI the Cloud Spanner tests must run: a missing emulator fails them instead of skipping.
 if [ -n "${CI:-}" ]; then export SPINDLE_REQUIRE_SPANNER=1; fi
 

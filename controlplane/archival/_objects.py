@@ -163,7 +163,7 @@ class GcsObjectStore(ObjectStore):
 
     def __init__(self, bucket: str, prefix: str = "", *, timeout: float = 30.0, client: Any = None) -> None:
         try:
-            from google.cloud import storage  # noqa: F401 - checked here for a clear error
+            from google.cloud import storage  # type: ignore[attr-defined]  # noqa: F401 - checked here for a clear error; google-cloud-storage ships no type information for the google.cloud namespace
         except ImportError as e:  # pragma: no cover - depends on the installation
             raise ObjectStoreError("gs:// URIs need google-cloud-storage (pip install 'spindle[gcs]')") from e
         self.bucket_name = bucket
@@ -175,7 +175,7 @@ class GcsObjectStore(ObjectStore):
 
     def _get_bucket(self) -> Any:
         if self._bucket is None:
-            from google.cloud import storage
+            from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage ships no type information for the google.cloud namespace
 
             if self._client is None:
                 if os.environ.get("STORAGE_EMULATOR_HOST"):

@@ -30,7 +30,7 @@ class VisibilityCalls:
 
     def _compile(self, ns: Namespace, query: str) -> Any:
         try:
-            return compile_query(query, search_attributes=ns.search_attribute_type_names, dialect=self._dialect)
+            return compile_query(query, search_attributes=ns.search_attribute_type_names, dialect=self._dialect)  # type: ignore[arg-type]  # self._dialect is the store's dialect, "sqlite" or "spanner"
         except QueryError as e:
             raise InvalidArgument(f"query: {e}") from e
 
@@ -48,7 +48,7 @@ class VisibilityCalls:
         for r in rows:
             info = svc.WorkflowExecutionInfo(
                 execution=pb.WorkflowExecution(workflow_id=r.workflow_id, run_id=r.run_id), workflow_type=r.workflow_type,
-                task_queue=r.task_queue, status=r.status, start_time_ms=r.start_time_ms, close_time_ms=r.close_time_ms or 0,
+                task_queue=r.task_queue, status=r.status, start_time_ms=r.start_time_ms, close_time_ms=r.close_time_ms or 0,  # type: ignore[arg-type]  # protobuf enum fields are typed as their ValueType; the int is one of its values
                 history_length=r.history_length)
             if r.memo:
                 info.memo.ParseFromString(r.memo)

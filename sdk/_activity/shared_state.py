@@ -118,7 +118,10 @@ class _MultiprocessingSharedStateManager(SharedStateManager):
         loop = asyncio.get_running_loop()
         flushed = asyncio.Event()
         with self._lock:
-            self._flushed[task_token] = lambda: loop.call_soon_threadsafe(flushed.set)
+            def set_flushed() -> None:
+                loop.call_soon_threadsafe(flushed.set)
+
+            self._flushed[task_token] = set_flushed
         try:
             # the marker goes behind every heartbeat the child put before it returned
             await loop.run_in_executor(None, self._queue.put, (task_token, _DONE), True, _PUT_TIMEOUT)

@@ -294,9 +294,10 @@ def _class_definition(cls: type, name: str, check_determinism: bool) -> Workflow
     if len(run_fns) != 1:
         found = ", ".join(f.__name__ for f in run_fns) or "none"
         raise TypeError(f"@workflow.defn class {cls.__qualname__} needs exactly one @workflow.run method (found: {found})")
-    init_takes_args = getattr(cls.__init__, _INIT_ATTR, False)
+    init = getattr(cls, "__init__")  # noqa: B009 - the class attribute, not an instance's
+    init_takes_args = getattr(init, _INIT_ATTR, False)
     if init_takes_args:
-        _check_init_matches_run(cls, cls.__init__, run_fns[0])
+        _check_init_matches_run(cls, init, run_fns[0])
     return WorkflowDefinition(
         name=name,
         cls=cls,

@@ -124,7 +124,7 @@ async def connect(new_client: Callable[..., C], target_host: str, *, api_key: st
         client.api_key = api_key  # shown by client.api_key; an embedded control plane checks no key
         return client
     channel = open_channel(target_host, tls_config, options=CHANNEL_OPTIONS)
-    client = new_client(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), interceptors=checked,
+    client = new_client(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), interceptors=checked,  # type: ignore[no-untyped-call]  # the generated gRPC stub has no annotations
                         channel=channel)
     await check_connection(client, channel, target_host, tls_config)
     return client

@@ -67,7 +67,7 @@ def _from_status_details(raw: bytes) -> float | None:
     for detail in status.details:
         info = error_details_pb2.RetryInfo()
         if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
-            return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+            return float(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
     return None
 
 

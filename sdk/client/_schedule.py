@@ -54,7 +54,8 @@ class _ClientLike(Protocol):
     namespace: str
     identity: str
     data_converter: Any
-    codecs: Sequence[Any]
+    @property
+    def codecs(self) -> Sequence[Any]: ...
 
     async def _rpc(self, method: str, request: Any, *, not_found: str = ...) -> Any: ...
     async def _encode(self, msg: Any) -> None: ...

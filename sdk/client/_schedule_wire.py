@@ -154,7 +154,7 @@ def schedule_to_proto(schedule: Schedule, converter: DataConverter) -> pb.Schedu
     return pb.Schedule(
         spec=spec_to_proto(schedule.spec),
         action=action_to_proto(schedule.action, converter),
-        policies=pb.SchedulePolicies(overlap_policy=int(schedule.policy.overlap),
+        policies=pb.SchedulePolicies(overlap_policy=int(schedule.policy.overlap),  # type: ignore[arg-type]  # protobuf enum fields are typed as their ValueType; the int is one of its values
                                      catchup_window_ms=_ms(schedule.policy.catchup_window),
                                      pause_on_failure=schedule.policy.pause_on_failure),
         state=state)
@@ -189,7 +189,8 @@ def _copy(p: pb.Payload) -> pb.Payload:
 
 def action_from_proto(action: pb.ScheduleActionStartWorkflow) -> ScheduleActionStartWorkflow:
     """The SDK form of an action; arguments and memo values stay ``Payload`` messages (see the module docstring)."""
-    timeout = lambda ms: timedelta(milliseconds=ms) if ms else None  # noqa: E731
+    def timeout(ms: int) -> timedelta | None:
+        return timedelta(milliseconds=ms) if ms else None
     sa: Any = None
     if action.search_attributes.indexed_fields:
         sa = typed_from_payloads(action.search_attributes.indexed_fields)

@@ -28,7 +28,7 @@ import enum
 import logging
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from spindle import exceptions as E
 from spindle.api import messages_pb2 as pb
@@ -138,7 +138,7 @@ class WorkflowUpdateHandle(Generic[R]):
         if self._outcome is None:
             async with _deadline(rpc_timeout, self._id):
                 self._outcome = await self._wait_in_history()
-        return self._decode(self._outcome)
+        return cast(R, self._decode(self._outcome))
 
     def _decode(self, outcome: Outcome) -> Any:
         conv = self._client.data_converter
@@ -159,7 +159,7 @@ class WorkflowUpdateHandle(Generic[R]):
             for event in resp.history.events:
                 if _is_event_of(event, _COMPLETED, self._id):
                     await client._decode(event, self._workflow_id)
-                    return event.workflow_execution_update_completed_event_attributes
+                    return cast("pb.WorkflowExecutionUpdateCompletedEventAttributes", event.workflow_execution_update_completed_event_attributes)
                 if _is_event_of(event, _ACCEPTED, self._id):
                     accepted = True
             if resp.next_page_token:

@@ -119,7 +119,7 @@ class DataConverter:
                 JSON; the message names its type.
         """
         if value is None:
-            return pb.Payload(metadata=self._null_metadata)
+            return pb.Payload(metadata=self._null_metadata)  # type: ignore[attr-defined]  # set with object.__setattr__ in __init__ (the converter is frozen)
         t = type(value)
         if t is bytes:
             return pb.Payload(metadata={"encoding": ENCODING_BINARY}, data=value)
@@ -131,7 +131,7 @@ class DataConverter:
             except Exception as e:  # cattrs raises many kinds; report them uniformly
                 raise TypeError(f"cannot convert a value of type {_type_name(value)} to a payload: {e}") from e
         try:
-            data = self._dumps(obj)
+            data = self._dumps(obj)  # type: ignore[attr-defined]  # set with object.__setattr__ in __init__ (the converter is frozen)
         except (TypeError, ValueError) as e:
             raise TypeError(f"cannot convert a value of type {_type_name(value)} to a payload: {e}") from e
         return pb.Payload(metadata={"encoding": ENCODING_JSON}, data=data.encode())

@@ -17,7 +17,7 @@ import traceback
 
 from collections.abc import Sequence
 from concurrent.futures.process import _RemoteTraceback
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from spindle import exceptions as exc_mod
 from spindle.api import messages_pb2 as pb
@@ -260,7 +260,7 @@ def _retry_state_name(value: int) -> str:
     if not value:
         return ""
     try:
-        return pb.RetryState.Name(value).removeprefix("RETRY_STATE_")
+        return cast(str, pb.RetryState.Name(value).removeprefix("RETRY_STATE_"))
     except ValueError:
         return ""
 

@@ -55,7 +55,7 @@ class _Live(Collector):
         sizes: dict[tuple[str, ...], float] = {}
         for w in list(self.workers):
             for kind, used in w.slots_used():
-                key = (w.namespace, w.task_queue, kind)
+                key: tuple[str, ...] = (w.namespace, w.task_queue, kind)
                 sums[key] = sums.get(key, 0) + used
             size = w.cache_size()
             if size is not None:

@@ -28,7 +28,7 @@ def poll_error_wait(failures: int, server_delay: float | None = None) -> float:
     poll) plus a jittered exponential backoff, between half and all of
     ``min(POLL_ERROR_MAX_BACKOFF, POLL_ERROR_BACKOFF * 2 ** (failures - 1))``."""
     backoff = min(POLL_ERROR_MAX_BACKOFF, POLL_ERROR_BACKOFF * 2 ** (max(1, failures) - 1))
-    return (server_delay or 0.0) + backoff * random.uniform(0.5, 1.0)
+    return float((server_delay or 0.0) + backoff * random.uniform(0.5, 1.0))
 
 
 async def cancel_and_wait(tasks: Sequence[asyncio.Task[Any]]) -> None:

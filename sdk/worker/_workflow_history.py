@@ -8,7 +8,7 @@ full history, which is fetched (and decoded by the codecs) here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
@@ -90,4 +90,4 @@ class WorkflowHistory:
         if self._codecs:
             await decode_message(self._codecs, resp,
                                  context=WorkflowSerializationContext(self._ns, execution.workflow_id))
-        return resp
+        return cast("svc.GetWorkflowExecutionHistoryResponse", resp)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import grpc.aio
@@ -155,7 +155,7 @@ class WorkflowTaskResponder:
                 if acts.slots.try_acquire():  # type: ignore[union-attr]
                     acts.run_reserved(t)  # type: ignore[union-attr]
         if resp.HasField("workflow_task") and resp.workflow_task.task_token:
-            return resp.workflow_task
+            return cast("svc.PollWorkflowTaskQueueResponse | None", resp.workflow_task)
         return None
 
     async def undecodable(self, task: svc.PollWorkflowTaskQueueResponse, error: Exception) -> None:
@@ -189,7 +189,7 @@ class WorkflowTaskResponder:
             failure.stack_trace = error.stack_trace  # where the workflow code was stuck, not where we noticed
         if len(failure.stack_trace) > _MAX_TASK_FAILURE_STACK:
             failure.stack_trace = "...\n" + failure.stack_trace[-_MAX_TASK_FAILURE_STACK:]
-        return failure
+        return cast("pb.Failure", failure)
 
     async def fail(self, task: svc.PollWorkflowTaskQueueResponse, cause: int, error: BaseException) -> None:
         """Fail the task with ``error`` and ``cause`` (a ``WORKFLOW_TASK_FAILED_CAUSE_*``); never raises for the server."""
