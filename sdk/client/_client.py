@@ -152,8 +152,7 @@ class Client:
         if self.codecs:
             await decode_message(self.codecs, msg, context=WorkflowSerializationContext(self.namespace, workflow_id))
 
-    async def start_workflow(
-        self, workflow: Any, *args: Any, id: str, task_queue: str,
+    async def start_workflow(self, workflow: Any, *args: Any, id: str, task_queue: str,
         id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         id_conflict_policy: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.FAIL,
         execution_timeout: datetime.timedelta | None = None, run_timeout: datetime.timedelta | None = None,
