@@ -37,9 +37,12 @@ async def update(ctx: HistoryContext, ns: Namespace, req: svc.UpdateWorkflowExec
             raise FailedPrecondition(f"workflow_execution: workflow {st.workflow_id!r} is already closed")
         pu = st.pending_updates.get(upd.update_id)
         if pu is None:
-            pu = PendingUpdate(upd, asyncio.get_running_loop().create_future())
+            # Accepted by an earlier task, its waiter lost with the process (pending updates live in
+            # memory): wait for its completion without delivering it again (a second ACCEPT_UPDATE is refused).
+            accepted = upd.update_id in st.accepted_updates
+            pu = PendingUpdate(upd, asyncio.get_running_loop().create_future(), delivered=accepted)
             st.pending_updates[upd.update_id] = pu
-            if st.workflow_task is None:
+            if not accepted and st.workflow_task is None:
                 txn = Txn(st, ctx.clock.now_ms())
                 schedule_workflow_task(ctx, txn)
                 await ctx.commit(txn)

@@ -10,6 +10,8 @@ rules, search attributes, the task's size).
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from _history_world import IDENTITY, NS, OTHER, T0, Run, cmd, keyword, make_context, names
 
 from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.controlplane._field_rules import MAX_DURATION_MS
 from spindle.controlplane.history._tasks import (
     T_ACTIVITY_TASK,
@@ -29,7 +32,7 @@ from spindle.controlplane.history._tasks import (
     TM_RETENTION,
     TM_USER_TIMER,
 )
-from spindle.controlplane.history.ops import commands
+from spindle.controlplane.history.ops import commands, update
 from spindle.controlplane.history.ops.commands.handler import Validation
 
 SCHEDULE, CANCEL_ACTIVITY = pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK
@@ -283,7 +286,9 @@ def test_request_cancel_of_a_running_activity_or_one_whose_outcome_is_buffered_o
     ([timer("t1"), timer("t1")], "commands[1].timer_id: 't1' is already used by a pending timer"),
     ([cmd(CANCEL_TIMER, timer_id="nope")], "commands[0].timer_id: no pending timer 'nope'"),
     ([timer("t1"), cmd(CANCEL_TIMER, timer_id="t1"), cmd(CANCEL_TIMER, timer_id="t1")],
-     "commands[2].timer_id: no pending timer 't1'"),
+     "commands[2].timer_id: timer 't1' is already cancelled by commands[1]"),
+    ([timer("t1"), cmd(CANCEL_TIMER, timer_id="t1"), timer("t1"), cmd(CANCEL_TIMER, timer_id="t1"),
+      cmd(CANCEL_TIMER, timer_id="t1")], "commands[4].timer_id: timer 't1' is already cancelled by commands[3]"),
 ])
 def test_timer_commands_refused(commands_: list[pb.Command], error: str) -> None:
     assert problem(running(), *commands_) == error
@@ -426,8 +431,8 @@ async def test_update_commands_refused() -> None:
     run.add_update("u1")
     assert problem(run, cmd(ACCEPT, update_id="nope")) == "commands[0].update_id: no pending update 'nope'"
     assert problem(run, cmd(REJECT, update_id="nope")) == "commands[0].update_id: no pending update 'nope'"
-    assert problem(run, cmd(COMPLETE_UPDATE, update_id="u1")) == \
-        "commands[0].update_id: update 'u1' was not accepted or is already completed"
+    assert problem(run, cmd(COMPLETE_UPDATE, update_id="u1")) == "commands[0].update_id: update 'u1' was not accepted"
+    assert problem(run, cmd(COMPLETE_UPDATE, update_id="nope")) == "commands[0].update_id: update 'nope' was not accepted"
     assert problem(run, cmd(ACCEPT, update_id="u1"), cmd(COMPLETE_UPDATE, update_id="u1")) is None
 
 
@@ -441,7 +446,9 @@ async def test_accept_records_the_request_and_complete_answers_the_caller_after_
         ("u1", "upd", "client", b"in", wtc_of(txn))
     assert run.st.accepted_updates == {"u1"} and "u1" in run.st.pending_updates
     run.start_task()
-    assert problem(run, cmd(ACCEPT, update_id="u1"), cmd(COMPLETE_UPDATE, update_id="u1")) is None
+    for again in (ACCEPT, REJECT):  # an update is answered once
+        assert problem(run, cmd(again, update_id="u1")) == \
+            "commands[0].update_id: update 'u1' was already accepted (by an earlier workflow task)"
     result = pb.Payloads(payloads=[pb.Payload(data=b"out")])
     txn = applied(run, cmd(COMPLETE_UPDATE, update_id="u1", success=result))
     (done,) = txn.events[2:]
@@ -453,8 +460,9 @@ async def test_accept_records_the_request_and_complete_answers_the_caller_after_
         fn()
     assert pu.future.result().success == result and pu.future.result().run_id == run.st.run_id
     run.start_task()
-    assert problem(run, cmd(COMPLETE_UPDATE, update_id="u1")) == \
-        "commands[0].update_id: update 'u1' was not accepted or is already completed"
+    for again in (ACCEPT, REJECT, COMPLETE_UPDATE):
+        assert problem(run, cmd(again, update_id="u1")) == \
+            "commands[0].update_id: update 'u1' was already completed (by an earlier workflow task)"
 
 
 async def test_complete_update_with_a_failure() -> None:
@@ -480,25 +488,119 @@ async def test_reject_writes_no_event_and_answers_the_caller_with_the_failure_af
     assert pu.future.result().failure.message == "invalid"
 
 
-KNOWN_GAP = ("known gap, left as is (behaviour kept identical): validate checks each command against the run as it was "
-             "before the task, not against what the task's earlier commands did to the same update or activity, so "
-             "these pass validation; apply then raises KeyError (an internal error instead of BAD_COMMAND) or "
-             "writes the update twice")
+# ---------------------------------------------------------------------------- what earlier commands did
+def act(run: Run, sid: int, word: str) -> pb.Command:
+    """One command on update ``u1`` or on the activity scheduled by ``sid``, by a short name."""
+    if word == "accept":
+        return cmd(ACCEPT, update_id="u1")
+    if word == "reject":
+        return cmd(REJECT, update_id="u1", failure=pb.Failure(message="no"))
+    if word == "complete":
+        return cmd(COMPLETE_UPDATE, update_id="u1", success=pb.Payloads())
+    if word == "marker":
+        return cmd(MARKER, marker_name="m")
+    assert word == "cancel-activity"
+    return cmd(CANCEL_ACTIVITY, scheduled_event_id=sid)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_GAP)
-@pytest.mark.parametrize("sequence", [
-    "reject accept", "reject reject", "accept accept", "accept complete accept", "accept complete complete",
-    "cancel-activity cancel-activity",
+@pytest.mark.parametrize(("sequence", "error"), [
+    ("reject accept", "commands[1].update_id: update 'u1' is already rejected by commands[0]"),
+    ("reject reject", "commands[1].update_id: update 'u1' is already rejected by commands[0]"),
+    ("reject complete", "commands[1].update_id: update 'u1' is already rejected by commands[0]"),
+    ("accept accept", "commands[1].update_id: update 'u1' is already accepted by commands[0]"),
+    ("accept marker reject", "commands[2].update_id: update 'u1' is already accepted by commands[0]"),
+    ("accept complete accept", "commands[2].update_id: update 'u1' is already completed by commands[1]"),
+    ("accept complete reject", "commands[2].update_id: update 'u1' is already completed by commands[1]"),
+    ("accept complete complete", "commands[2].update_id: update 'u1' is already completed by commands[1]"),
+    ("cancel-activity cancel-activity",
+     "commands[1].scheduled_event_id: the cancel of the activity scheduled by event {sid} is already requested by "
+     "commands[0]"),
+    ("marker cancel-activity accept cancel-activity",
+     "commands[3].scheduled_event_id: the cancel of the activity scheduled by event {sid} is already requested by "
+     "commands[1]"),
 ])
-async def test_validate_tracks_what_earlier_commands_did(sequence: str) -> None:
+@pytest.mark.parametrize("started", [False, True], ids=["activity-scheduled", "activity-started"])
+async def test_validate_tracks_what_earlier_commands_did(sequence: str, error: str, started: bool) -> None:
+    """A second command on what an earlier one settled is refused by name, and the task writes none of them."""
+    run = running()
+    pu = run.add_update("u1")
+    sid = scheduled(run)
+    run.st.activities[sid].started = started  # cancelled at once, or only asked to stop: refused either way
+    events = len(run.st.events)
+    cmds = [act(run, sid, w) for w in sequence.split()]
+    assert problem(run, *cmds) == error.format(sid=sid)
+    got, txn = run.complete_task(*cmds)
+    assert got == error.format(sid=sid)
+    assert names(txn.events) == ["WORKFLOW_TASK_STARTED", "WORKFLOW_TASK_FAILED", "WORKFLOW_TASK_SCHEDULED"]
+    assert txn.events[1].workflow_task_failed_event_attributes.cause == pb.WORKFLOW_TASK_FAILED_CAUSE_BAD_COMMAND
+    assert len(run.st.events) == events + 3
+    for fn in txn.after_commit:
+        fn()
+    assert not pu.future.done()  # not answered: the update still waits for the workflow
+    assert run.st.pending_updates == {"u1": pu} and run.st.accepted_updates == set() and sid in run.st.activities
+    assert not run.st.activities[sid].cancel_requested
+
+
+@pytest.mark.parametrize("sequence", ["accept complete", "accept marker complete", "reject", "accept",
+                                      "cancel-activity accept complete"])
+async def test_each_update_and_cancel_is_written_once(sequence: str) -> None:
     run = running()
     run.add_update("u1")
     sid = scheduled(run)
-    make = {"reject": lambda: cmd(REJECT, update_id="u1"), "accept": lambda: cmd(ACCEPT, update_id="u1"),
-            "complete": lambda: cmd(COMPLETE_UPDATE, update_id="u1"),
-            "cancel-activity": lambda: cmd(CANCEL_ACTIVITY, scheduled_event_id=sid)}
-    assert problem(run, *(make[w]() for w in sequence.split())) is not None
+    run.st.activities[sid].started = True
+    txn = applied(run, *(act(run, sid, w) for w in sequence.split()))
+    want = {"accept": ["WORKFLOW_EXECUTION_UPDATE_ACCEPTED"], "complete": ["WORKFLOW_EXECUTION_UPDATE_COMPLETED"],
+            "reject": [], "marker": ["MARKER_RECORDED"], "cancel-activity": ["ACTIVITY_TASK_CANCEL_REQUESTED"]}
+    assert names(txn.events[2:]) == [n for w in sequence.split() for n in want[w]]
+
+
+def test_an_activity_cancel_is_requested_once_also_across_tasks() -> None:
+    run = running()
+    sid = scheduled(run)
+    run.st.activities[sid].started = True  # a worker runs it: the request is recorded, the activity still pending
+    req = applied(run, cmd(CANCEL_ACTIVITY, scheduled_event_id=sid)).events[2].event_id
+    run.start_task()
+    assert problem(run, cmd(CANCEL_ACTIVITY, scheduled_event_id=sid)) == \
+        f"commands[0].scheduled_event_id: the cancel of the activity scheduled by event {sid} was already requested " \
+        f"(event {req})"
+
+
+def test_a_timer_cancelled_twice_in_one_task_is_refused_by_the_command_that_cancelled_it() -> None:
+    run = running()
+    applied(run, timer("t1"))
+    run.start_task()
+    assert problem(run, cmd(CANCEL_TIMER, timer_id="t1"), cmd(MARKER, marker_name="m"), cmd(CANCEL_TIMER, timer_id="t1")) \
+        == "commands[2].timer_id: timer 't1' is already cancelled by commands[0]"
+
+
+async def test_an_update_request_repeated_after_its_accept_waits_for_its_completion_without_a_second_delivery() -> None:
+    """A restart loses the waiter of an accepted update (in memory); the caller's retry is not delivered again."""
+    run = running()
+    run.add_update("u1")
+    applied(run, cmd(ACCEPT, update_id="u1"))
+    run.st.pending_updates.clear()  # as after a restart
+    run.start_task()
+
+    class Cache:  # what ``update`` uses of the run cache: the run, under its lock
+        lock = asyncio.Lock()
+
+        def locked(self, namespace_id: str, workflow_id: str) -> asyncio.Lock:
+            return self.lock
+
+        async def resolve(self, namespace_id: str, workflow_id: str, run_id: str) -> Any:
+            return run.st
+
+    run.ctx.cache = Cache()  # type: ignore[assignment]
+    req = svc.UpdateWorkflowExecutionRequest(workflow_execution=pb.WorkflowExecution(workflow_id="wf"),
+                                             request=pb.UpdateRequest(update_id="u1", name="upd"))
+    waiting = asyncio.ensure_future(update.update(run.ctx, run.ctx.namespaces.get(NS), req))
+    await asyncio.sleep(0)
+    assert run.st.pending_updates["u1"].delivered  # the workflow has it: no task delivers it again
+    result = pb.Payloads(payloads=[pb.Payload(data=b"out")])
+    txn = applied(run, cmd(COMPLETE_UPDATE, update_id="u1", success=result))
+    for fn in txn.after_commit:
+        fn()
+    assert (await waiting).success == result
 
 
 @pytest.mark.xfail(strict=True, reason="known gap, left as is: the buffered TimerFired of the old timer is folded in "
@@ -615,6 +717,10 @@ def test_the_validation_object_holds_what_earlier_commands_claimed() -> None:
     run.start_task()
     v = Validation(run.ctx, run.st)
     assert (v.activity_ids, v.timers, v.accepted_updates, v.max_id) == ({"a1"}, {"t1"}, set(), 1000)
+    assert (v.cancelled_activities, v.cancelled_timers, v.update_commands) == ({}, {}, {})
     h = commands.HANDLERS[START_TIMER]
     assert h.check(timer("t2").start_timer_command_attributes, "commands[0]", v) is None
     assert v.timers == {"t1", "t2"} and run.st.timers.keys() == {"t1"}  # the run is not changed by a check
+    c = commands.HANDLERS[CANCEL_TIMER]
+    assert c.check(cmd(CANCEL_TIMER, timer_id="t1").cancel_timer_command_attributes, "commands[1]", v) is None
+    assert v.timers == {"t2"} and v.cancelled_timers == {"t1": "commands[1]"} and "t1" in run.st.timers

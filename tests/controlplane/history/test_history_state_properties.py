@@ -138,6 +138,10 @@ def check_invariants(st: MutableState) -> None:
         assert (info.scheduled_event_id, info.activity_id, info.activity_type) == \
             (sid, live[sid].activity_id, live[sid].activity_type)
         assert info.attempt >= 1
+    # an activity's cancel is requested once
+    requests = [e.activity_task_cancel_requested_event_attributes.scheduled_event_id for e in events
+                if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED]
+    assert len(requests) == len(set(requests))
     # timers: pending exactly while started and neither fired nor cancelled (each names its TimerStarted)
     timer_ends = {attrs_of(e).started_event_id for e in events
                   if e.event_type in (pb.EVENT_TYPE_TIMER_FIRED, pb.EVENT_TYPE_TIMER_CANCELED)}
@@ -171,6 +175,7 @@ def check_invariants(st: MutableState) -> None:
     completed = [e for e in events if e.event_type == pb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED]
     assert st.accepted_updates == set(accepted) and set(st.completed_updates) == \
         {e.workflow_execution_update_completed_event_attributes.update_id for e in completed}
+    assert len(accepted) == len(st.accepted_updates) and len(completed) == len(st.completed_updates)  # once each
     for e in completed:
         a = e.workflow_execution_update_completed_event_attributes
         acc = by_id[a.accepted_event_id]
@@ -234,10 +239,30 @@ class Life:
             schedule_workflow_task(self.run.ctx, txn)
 
 
-def draw_command(life: Life, data: S.DataObject, taken: dict[str, set[Any]]) -> pb.Command:
+class Taken:
+    """What the task's earlier commands did (what a later command is drawn against).
+
+    Attributes:
+        cancelled: scheduled event ids of the activities whose cancel the task requested.
+        timers: the run's pending timers as the task's earlier commands leave them; ``timers_cancelled`` the
+            ids they cancelled.
+        accepted, finished: updates the task accepted, and those it rejected or completed.
+    """
+
+    def __init__(self, st: MutableState) -> None:
+        self.cancelled: set[int] = set()
+        self.timers = set(st.timers)
+        self.timers_cancelled: set[str] = set()
+        self.accepted: set[str] = set()
+        self.finished: set[str] = set()
+
+
+def draw_commands(life: Life, data: S.DataObject, taken: Taken) -> list[pb.Command]:
     """A command for the run as it is; about one in ten is a mistake (the task then fails with BAD_COMMAND).
 
-    ``taken``: what the task's earlier commands used.
+    A mistake names something that does not exist, or repeats what the run or the task's earlier commands
+    already did (a second cancel of an activity or a timer, an update accepted, rejected or completed again):
+    ``validate`` must refuse each, or ``apply`` fails or writes an event twice (``check_invariants``).
     """
     st = life.st
     wrong = data.draw(S.integers(0, 9), label="mistake?") == 0
@@ -245,65 +270,80 @@ def draw_command(life: Life, data: S.DataObject, taken: dict[str, set[Any]]) -> 
              pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION, pb.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
              pb.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION, pb.COMMAND_TYPE_RECORD_MARKER,
              pb.COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
-    # one cancel per activity and task, and an update the task finished (rejected or completed) or accepted is
-    # not drawn again: validate lets those through, and apply then fails or writes the update twice
-    # (see test_history_command_handlers.test_validate_tracks_what_earlier_commands_did)
-    cancellable = sorted(set(st.activities) - taken["cancelled"])
-    updates = {k: sorted(ids - taken["finished"] - (taken["accepted"] if k != pb.COMMAND_TYPE_COMPLETE_UPDATE else set()))
-               for k, ids in ((pb.COMMAND_TYPE_ACCEPT_UPDATE, set(st.pending_updates) - st.accepted_updates),
-                              (pb.COMMAND_TYPE_REJECT_UPDATE, set(st.pending_updates) - st.accepted_updates),
-                              (pb.COMMAND_TYPE_COMPLETE_UPDATE, (st.accepted_updates | taken["accepted"])
-                               - set(st.completed_updates)))}
+    # the ids each kind is drawn from: the right ones, or (a mistake) ones already settled and one never used
+    acted = taken.accepted | taken.finished
+    if wrong:
+        cancellable = sorted(taken.cancelled | {sid for sid, a in st.activities.items() if a.cancel_requested}) + [999]
+        timers = sorted(taken.timers_cancelled - taken.timers) + ["nope"]
+        answered = sorted(acted | st.accepted_updates) + ["nope"]
+        updates = {pb.COMMAND_TYPE_ACCEPT_UPDATE: answered, pb.COMMAND_TYPE_REJECT_UPDATE: answered,
+                   pb.COMMAND_TYPE_COMPLETE_UPDATE: sorted(
+                       taken.finished | set(st.completed_updates)
+                       | (set(st.pending_updates) - st.accepted_updates - taken.accepted)) + ["nope"]}
+    else:
+        cancellable = sorted(sid for sid, a in st.activities.items() if sid not in taken.cancelled and not a.cancel_requested)
+        timers = sorted(taken.timers)
+        unanswered = sorted(set(st.pending_updates) - st.accepted_updates - acted)
+        updates = {pb.COMMAND_TYPE_ACCEPT_UPDATE: unanswered, pb.COMMAND_TYPE_REJECT_UPDATE: unanswered,
+                   pb.COMMAND_TYPE_COMPLETE_UPDATE: sorted(
+                       (st.accepted_updates | taken.accepted) - set(st.completed_updates) - taken.finished)}
     kinds += [pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK] * (2 if cancellable else 0)
-    kinds += [pb.COMMAND_TYPE_CANCEL_TIMER] * (2 if st.timers else 0)
+    kinds += [pb.COMMAND_TYPE_CANCEL_TIMER] * (2 if timers else 0)
     kinds += [k for k, ids in updates.items() for _ in range(2) if ids]
+    if wrong:  # most often a repeat, when there is one (the mistakes an unknown id cannot show)
+        repeats = [k for k, ids in ((pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK, cancellable),
+                                    (pb.COMMAND_TYPE_CANCEL_TIMER, timers), *updates.items()) if len(ids) > 1]
+        if repeats and data.draw(S.integers(0, 3), label="repeat?") > 0:
+            kinds = repeats
     kind = data.draw(S.sampled_from(kinds), label="command")
     if kind == pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
         aid = data.draw(S.sampled_from(sorted(st.activity_ids) or ["a0"]), label="used id") if wrong else life.next_id("a")
-        return cmd(kind, activity_id=aid, activity_type="Act", start_to_close_timeout_ms=data.draw(
+        return [cmd(kind, activity_id=aid, activity_type="Act", start_to_close_timeout_ms=data.draw(
             S.sampled_from([0, 5_000]), label="start_to_close"), schedule_to_close_timeout_ms=60_000,
-            request_eager_execution=data.draw(S.booleans(), label="eager"))
+            request_eager_execution=data.draw(S.booleans(), label="eager"))]
     if kind == pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK:
-        sid = 999 if wrong else data.draw(S.sampled_from(cancellable), label="sid")
-        taken["cancelled"].add(sid)
-        return cmd(kind, scheduled_event_id=sid)
+        sid = data.draw(S.sampled_from(cancellable), label="sid")
+        taken.cancelled.add(sid)
+        return [cmd(kind, scheduled_event_id=sid)]
     if kind == pb.COMMAND_TYPE_CANCEL_TIMER:
-        return cmd(kind, timer_id="nope" if wrong else data.draw(S.sampled_from(sorted(st.timers)), label="timer_id"))
+        tid = data.draw(S.sampled_from(timers), label="timer_id")
+        taken.timers.discard(tid)
+        taken.timers_cancelled.add(tid)
+        return [cmd(kind, timer_id=tid)]
     if kind == pb.COMMAND_TYPE_START_TIMER:
         # not the id of a timer whose firing waits in the buffer: that firing would end the new timer
         # (see test_history_command_handlers.test_a_timer_restarted_under_the_id_of_one_whose_firing_is_buffered)
         fired = {e.timer_fired_event_attributes.timer_id for e in st.buffered if e.event_type == pb.EVENT_TYPE_TIMER_FIRED}
         tid = data.draw(S.sampled_from(sorted({"t1", "t2", "t3"} - fired)), label="timer_id")  # a pending one: wrong
-        return cmd(kind, timer_id=tid, start_to_fire_timeout_ms=1_000)
+        taken.timers.add(tid)
+        return [cmd(kind, timer_id=tid, start_to_fire_timeout_ms=1_000)]
     if kind == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
-        return cmd(kind, workflow_id=life.next_id("kid"), workflow_type="Kid",
-                   namespace="missing" if wrong else data.draw(S.sampled_from(["", OTHER]), label="namespace"))
+        return [cmd(kind, workflow_id=life.next_id("kid"), workflow_type="Kid",
+                    namespace="missing" if wrong else data.draw(S.sampled_from(["", OTHER]), label="namespace"))]
     if kind == pb.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION:
-        return cmd(kind, execution=pb.WorkflowExecution(workflow_id="peer"), signal_name="" if wrong else "s")
+        return [cmd(kind, execution=pb.WorkflowExecution(workflow_id="peer"), signal_name="" if wrong else "s")]
     if kind == pb.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION:
-        return cmd(kind, workflow_id="peer", namespace=NS)
+        return [cmd(kind, workflow_id="peer", namespace=NS)]
     if kind == pb.COMMAND_TYPE_RECORD_MARKER:
-        return cmd(kind, marker_name="" if wrong else "m")
+        return [cmd(kind, marker_name="" if wrong else "m")]
     if kind == pb.COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-        return cmd(kind, search_attributes=pb.SearchAttributes(indexed_fields={
-            "Nope" if wrong else "CustomKeyword": keyword(life.next_id("v"))}))
-    uid = "nope" if wrong else data.draw(S.sampled_from(updates[kind]), label="update_id")
-    if uid == "nope":
-        pass
-    elif kind == pb.COMMAND_TYPE_ACCEPT_UPDATE:
-        taken["accepted"].add(uid)
+        return [cmd(kind, search_attributes=pb.SearchAttributes(indexed_fields={
+            "Nope" if wrong else "CustomKeyword": keyword(life.next_id("v"))}))]
+    uid = data.draw(S.sampled_from(updates[kind]), label="update_id")
+    if kind == pb.COMMAND_TYPE_ACCEPT_UPDATE:
+        taken.accepted.add(uid)
     else:
-        taken["finished"].add(uid)
+        taken.finished.add(uid)
     if kind == pb.COMMAND_TYPE_REJECT_UPDATE:
-        return cmd(kind, update_id=uid, failure=pb.Failure(message="no"))
+        return [cmd(kind, update_id=uid, failure=pb.Failure(message="no"))]
     if kind == pb.COMMAND_TYPE_COMPLETE_UPDATE:
-        return cmd(kind, update_id=uid, success=pb.Payloads())
-    return cmd(kind, update_id=uid)
+        return [cmd(kind, update_id=uid, success=pb.Payloads())]
+    return [cmd(kind, update_id=uid)]
 
 
 def complete_task(life: Life, data: S.DataObject) -> None:
-    taken: dict[str, set[Any]] = {"accepted": set(), "finished": set(), "cancelled": set()}
-    cmds = [draw_command(life, data, taken) for _ in range(data.draw(S.integers(0, 4), label="commands"))]
+    taken = Taken(life.st)
+    cmds = [c for _ in range(data.draw(S.integers(0, 4), label="commands")) for c in draw_commands(life, data, taken)]
     if data.draw(S.integers(0, 14), label="close?") == 0:
         kind = data.draw(S.sampled_from([pb.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, pb.COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION,
                                          pb.COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION,
@@ -422,8 +462,8 @@ def workflow_task_times_out(life: Life, data: S.DataObject) -> None:
 
 STEPS: list[Callable[[Life, S.DataObject], None]] = [
     complete_task, complete_task, complete_task, complete_task, activity_outcome, activity_outcome, activity_outcome,
-    timer_fires, timer_fires, child_moves, child_moves, child_moves, external_outcome, signal, cancel_requested, update_arrives,
-    workflow_task_times_out,
+    timer_fires, timer_fires, child_moves, child_moves, child_moves, external_outcome, signal, cancel_requested,
+    update_arrives, update_arrives, workflow_task_times_out,
 ]
 
 

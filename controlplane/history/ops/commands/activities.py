@@ -78,9 +78,22 @@ def apply_schedule(ctx: HistoryContext, txn: Txn, a: pb.ScheduleActivityTaskComm
 
 
 def check_request_cancel(a: pb.RequestCancelActivityTaskCommandAttributes, where: str, v: Validation) -> str | None:
-    """The activity is pending (scheduled by an earlier task of the run)."""
-    if a.scheduled_event_id not in v.state.activities:
-        return f"{where}.scheduled_event_id: no pending activity scheduled by event {a.scheduled_event_id}"
+    """The activity is pending (scheduled by an earlier task of the run) and its cancel not yet requested.
+
+    Once only, as in Temporal: by an earlier task (its ActivityTaskCancelRequested is written)
+    or by an earlier command of this one (which may have cancelled it at once).
+    """
+    sid = a.scheduled_event_id
+    info = v.state.activities.get(sid)
+    if info is None:
+        return f"{where}.scheduled_event_id: no pending activity scheduled by event {sid}"
+    earlier = v.cancelled_activities.get(sid)
+    if earlier is not None:
+        return f"{where}.scheduled_event_id: the cancel of the activity scheduled by event {sid} is already requested by {earlier}"
+    if info.cancel_requested:
+        return (f"{where}.scheduled_event_id: the cancel of the activity scheduled by event {sid} was already requested "
+                f"(event {info.cancel_requested_event_id})")
+    v.cancelled_activities[sid] = where
     return None
 
 

@@ -3,8 +3,10 @@
 A ``CommandHandler`` says, for one command type, which attributes field the command
 carries, how to check those attributes (``check``) and which events and tasks a valid
 one writes (``apply``). ``Validation`` is what the checks of one task's commands share:
-the run, the id length limit, and the activity ids, timer ids and accepted updates the
-task's earlier commands claimed (a later command of the same task must see them).
+the run, the id length limit, and what the task's earlier commands claimed or ended (the
+activity ids and timer ids they took, the activities and timers they cancelled, the updates
+they accepted, rejected or completed): a later command of the same task is checked against
+the run as those commands leave it, so that every command that passes can be applied.
 """
 
 from __future__ import annotations
@@ -22,26 +24,36 @@ from ..._txn import Txn
 
 
 class Validation:
-    """The checks of one task's commands, in command order: the run, its limits, and what earlier commands claimed.
+    """The checks of one task's commands, in command order: the run, its limits, and what earlier commands did.
+
+    ``where`` below is the ``"commands[j]"`` of the earlier command, for messages.
 
     Attributes:
         ctx: the history service's collaborators (config, namespaces).
         state: the run the task belongs to (not changed by the checks).
         max_id: the longest id or name allowed (``ServerConfig.max_id_length``).
         activity_ids: ids of the run's pending activities and of those the task's earlier commands schedule.
+        cancelled_activities: scheduled event id -> ``where`` of the earlier command that requests its cancel.
         timers: ids of the run's pending timers, plus those started and less those cancelled by earlier commands.
+        cancelled_timers: timer id -> ``where`` of the earlier command that last cancelled it.
         accepted_updates: updates the run accepted, and those the task's earlier commands accept.
+        update_commands: update id -> (``"accepted"``, ``"rejected"`` or ``"completed"``, ``where``): what the
+            task's last command naming the update did to it.
     """
 
-    __slots__ = ("accepted_updates", "activity_ids", "ctx", "max_id", "state", "timers")
+    __slots__ = ("accepted_updates", "activity_ids", "cancelled_activities", "cancelled_timers", "ctx", "max_id",
+                 "state", "timers", "update_commands")
 
     def __init__(self, ctx: HistoryContext, st: MutableState) -> None:
         self.ctx = ctx
         self.state = st
         self.max_id = ctx.config.max_id_length
         self.activity_ids = set(st.activity_ids)
+        self.cancelled_activities: dict[int, str] = {}
         self.timers = set(st.timers)
+        self.cancelled_timers: dict[str, str] = {}
         self.accepted_updates = set(st.accepted_updates)
+        self.update_commands: dict[str, tuple[str, str]] = {}
 
 
 #: ``check(attributes, where, validation)``: the problem with one command's attributes (``where`` is

@@ -35,9 +35,14 @@ def apply_start(ctx: HistoryContext, txn: Txn, a: pb.StartTimerCommandAttributes
 
 def check_cancel(a: pb.CancelTimerCommandAttributes, where: str, v: Validation) -> str | None:
     """The timer is pending (started and not cancelled by the task's earlier commands counted)."""
-    if a.timer_id not in v.timers:
-        return f"{where}.timer_id: no pending timer {a.timer_id!r}"
-    v.timers.discard(a.timer_id)
+    tid = a.timer_id
+    if tid not in v.timers:
+        earlier = v.cancelled_timers.get(tid)
+        if earlier is not None:
+            return f"{where}.timer_id: timer {tid!r} is already cancelled by {earlier}"
+        return f"{where}.timer_id: no pending timer {tid!r}"
+    v.timers.discard(tid)
+    v.cancelled_timers[tid] = where
     return None
 
 

@@ -15,12 +15,28 @@ from ..._txn import Txn
 from .handler import CommandHandler, Validation
 
 
-def check_accept(a: pb.AcceptUpdateCommandAttributes, where: str, v: Validation) -> str | None:
-    """The update is pending."""
-    if a.update_id not in v.state.pending_updates:
-        return f"{where}.update_id: no pending update {a.update_id!r}"
-    v.accepted_updates.add(a.update_id)
+def _settled(u: str, where: str, v: Validation) -> str | None:
+    """Why update ``u`` can no longer be accepted or rejected: an earlier command of the task, or of the run, did."""
+    earlier = v.update_commands.get(u)
+    if earlier is not None:
+        return f"{where}.update_id: update {u!r} is already {earlier[0]} by {earlier[1]}"
+    st = v.state
+    if u in st.completed_updates:
+        return f"{where}.update_id: update {u!r} was already completed (by an earlier workflow task)"
+    if u in st.accepted_updates:
+        return f"{where}.update_id: update {u!r} was already accepted (by an earlier workflow task)"
+    if u not in st.pending_updates:
+        return f"{where}.update_id: no pending update {u!r}"
     return None
+
+
+def check_accept(a: pb.AcceptUpdateCommandAttributes, where: str, v: Validation) -> str | None:
+    """The update is pending: neither accepted (by the run or this task), nor rejected or completed by this task."""
+    problem = _settled(a.update_id, where, v)
+    if problem is None:
+        v.accepted_updates.add(a.update_id)
+        v.update_commands[a.update_id] = ("accepted", where)
+    return problem
 
 
 def apply_accept(ctx: HistoryContext, txn: Txn, a: pb.AcceptUpdateCommandAttributes, wtc: int, identity: str) -> None:
@@ -33,10 +49,11 @@ def apply_accept(ctx: HistoryContext, txn: Txn, a: pb.AcceptUpdateCommandAttribu
 
 
 def check_reject(a: pb.RejectUpdateCommandAttributes, where: str, v: Validation) -> str | None:
-    """The update is pending."""
-    if a.update_id not in v.state.pending_updates:
-        return f"{where}.update_id: no pending update {a.update_id!r}"
-    return None
+    """The update is pending and not yet accepted (a rejection is the other answer to its delivery)."""
+    problem = _settled(a.update_id, where, v)
+    if problem is None:
+        v.update_commands[a.update_id] = ("rejected", where)
+    return problem
 
 
 def apply_reject(ctx: HistoryContext, txn: Txn, a: pb.RejectUpdateCommandAttributes, wtc: int, identity: str) -> None:
@@ -54,8 +71,15 @@ def apply_reject(ctx: HistoryContext, txn: Txn, a: pb.RejectUpdateCommandAttribu
 
 def check_complete(a: pb.CompleteUpdateCommandAttributes, where: str, v: Validation) -> str | None:
     """The update was accepted (by the run, or by an earlier command of the task) and is not completed."""
-    if a.update_id not in v.accepted_updates or a.update_id in v.state.completed_updates:
-        return f"{where}.update_id: update {a.update_id!r} was not accepted or is already completed"
+    u = a.update_id
+    earlier = v.update_commands.get(u)
+    if earlier is not None and earlier[0] != "accepted":
+        return f"{where}.update_id: update {u!r} is already {earlier[0]} by {earlier[1]}"
+    if u in v.state.completed_updates:
+        return f"{where}.update_id: update {u!r} was already completed (by an earlier workflow task)"
+    if u not in v.accepted_updates:
+        return f"{where}.update_id: update {u!r} was not accepted"
+    v.update_commands[u] = ("completed", where)
     return None
 
 
