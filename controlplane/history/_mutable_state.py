@@ -256,10 +256,24 @@ class MutableState:
         self.timers[a.timer_id] = TimerInfo(a.timer_id, e.event_id, e.event_time_ms + a.start_to_fire_timeout_ms)
 
     def _timer_fired(self, e: pb.HistoryEvent) -> None:
-        self.timers.pop(e.timer_fired_event_attributes.timer_id, None)
+        self._timer_ended(e.timer_fired_event_attributes)
 
     def _timer_canceled(self, e: pb.HistoryEvent) -> None:
-        self.timers.pop(e.timer_canceled_event_attributes.timer_id, None)
+        self._timer_ended(e.timer_canceled_event_attributes)
+
+    def _timer_ended(self, a: pb.TimerFiredEventAttributes | pb.TimerCanceledEventAttributes) -> None:
+        if self._names_pending_timer(a):
+            del self.timers[a.timer_id]
+
+    def _names_pending_timer(self, a: pb.TimerFiredEventAttributes | pb.TimerCanceledEventAttributes) -> bool:
+        # The timer its TimerStarted names, not a later one under the same id (a task may cancel
+        # a timer and start another with its id); started_event_id 0: an event that names none.
+        info = self.timers.get(a.timer_id)
+        return info is not None and a.started_event_id in (0, info.started_event_id)
+
+    def ends_pending_timer(self, e: pb.HistoryEvent) -> bool:
+        """Whether TimerFired ``e`` is the firing of a timer still pending (the one its TimerStarted names)."""
+        return self._names_pending_timer(e.timer_fired_event_attributes)
 
     def _cancel_requested(self, e: pb.HistoryEvent) -> None:
         self.cancel_requested = True

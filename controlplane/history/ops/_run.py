@@ -118,10 +118,17 @@ def build_run(ctx: HistoryContext, state: MutableState, attrs: pb.WorkflowExecut
 
 
 def flush_buffered(txn: Txn) -> None:
-    """Write the events buffered behind a workflow task into the history (after the task's own events)."""
+    """Write the events buffered behind a workflow task into the history (after the task's own events).
+
+    A buffered TimerFired whose timer is no longer pending is dropped: the task's commands
+    cancelled it (its TimerCanceled is its one end, as in Temporal), and a timer the task
+    started under the same id is not the one that fired.
+    """
     st = txn.state
     if st.buffered:
         for e in st.buffered:
+            if e.event_type == pb.EVENT_TYPE_TIMER_FIRED and not st.ends_pending_timer(e):
+                continue
             txn.append_numbered(e)
         st.buffered = []
         txn.clear_buffered = True

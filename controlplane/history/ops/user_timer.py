@@ -20,7 +20,7 @@ async def fired(ctx: HistoryContext, t: Task) -> None:
             timer_done(ctx, t)
             return
         if any(e.event_type == pb.EVENT_TYPE_TIMER_FIRED and e.timer_fired_event_attributes.timer_id == timer_id
-               for e in st.buffered):
+               and e.timer_fired_event_attributes.started_event_id == t.event_id for e in st.buffered):
             timer_done(ctx, t)
             return
         txn = Txn(st, ctx.clock.now_ms())

@@ -142,9 +142,15 @@ def check_invariants(st: MutableState) -> None:
     requests = [e.activity_task_cancel_requested_event_attributes.scheduled_event_id for e in events
                 if e.event_type == pb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED]
     assert len(requests) == len(set(requests))
-    # timers: pending exactly while started and neither fired nor cancelled (each names its TimerStarted)
-    timer_ends = {attrs_of(e).started_event_id for e in events
-                  if e.event_type in (pb.EVENT_TYPE_TIMER_FIRED, pb.EVENT_TYPE_TIMER_CANCELED)}
+    # timers: pending exactly while started and neither fired nor cancelled (each end names its TimerStarted,
+    # and a timer ends once: a firing buffered behind the task that cancelled it is not written)
+    ends = [e for e in events if e.event_type in (pb.EVENT_TYPE_TIMER_FIRED, pb.EVENT_TYPE_TIMER_CANCELED)]
+    timer_ends = {attrs_of(e).started_event_id for e in ends}
+    assert len(timer_ends) == len(ends)
+    for e in ends:
+        start = by_id[attrs_of(e).started_event_id]
+        assert start.event_type == pb.EVENT_TYPE_TIMER_STARTED and \
+            start.timer_started_event_attributes.timer_id == attrs_of(e).timer_id
     assert {t.started_event_id for t in st.timers.values()} == \
         {e.event_id for e in events if e.event_type == pb.EVENT_TYPE_TIMER_STARTED} - timer_ends
     # timers: each pending one started by its event, and not fired or cancelled since
@@ -258,7 +264,8 @@ class Taken:
 
 
 def draw_commands(life: Life, data: S.DataObject, taken: Taken) -> list[pb.Command]:
-    """A command for the run as it is; about one in ten is a mistake (the task then fails with BAD_COMMAND).
+    """A command for the run as it is (or a timer's cancel and its restart under the same id); about one in ten
+    is a mistake (the task then fails with BAD_COMMAND).
 
     A mistake names something that does not exist, or repeats what the run or the task's earlier commands
     already did (a second cancel of an activity or a timer, an update accepted, rejected or completed again):
@@ -267,6 +274,7 @@ def draw_commands(life: Life, data: S.DataObject, taken: Taken) -> list[pb.Comma
     st = life.st
     wrong = data.draw(S.integers(0, 9), label="mistake?") == 0
     kinds = [pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK, pb.COMMAND_TYPE_START_TIMER,
+             pb.COMMAND_TYPE_START_TIMER,
              pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION, pb.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
              pb.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION, pb.COMMAND_TYPE_RECORD_MARKER,
              pb.COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
@@ -289,6 +297,10 @@ def draw_commands(life: Life, data: S.DataObject, taken: Taken) -> list[pb.Comma
                        (st.accepted_updates | taken.accepted) - set(st.completed_updates) - taken.finished)}
     kinds += [pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK] * (2 if cancellable else 0)
     kinds += [pb.COMMAND_TYPE_CANCEL_TIMER] * (2 if timers else 0)
+    # the race a worker meets: it cancels (and may restart) a timer whose firing waits behind its task
+    fired = sorted({e.timer_fired_event_attributes.timer_id for e in st.buffered
+                    if e.event_type == pb.EVENT_TYPE_TIMER_FIRED} & taken.timers)
+    kinds += [pb.COMMAND_TYPE_CANCEL_TIMER] * (4 if fired and not wrong else 0)
     kinds += [k for k, ids in updates.items() for _ in range(2) if ids]
     if wrong:  # most often a repeat, when there is one (the mistakes an unknown id cannot show)
         repeats = [k for k, ids in ((pb.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK, cancellable),
@@ -306,15 +318,16 @@ def draw_commands(life: Life, data: S.DataObject, taken: Taken) -> list[pb.Comma
         taken.cancelled.add(sid)
         return [cmd(kind, scheduled_event_id=sid)]
     if kind == pb.COMMAND_TYPE_CANCEL_TIMER:
-        tid = data.draw(S.sampled_from(timers), label="timer_id")
+        tid = data.draw(S.sampled_from(fired if fired and not wrong else timers), label="timer_id")
         taken.timers.discard(tid)
         taken.timers_cancelled.add(tid)
-        return [cmd(kind, timer_id=tid)]
+        out = [cmd(kind, timer_id=tid)]
+        if data.draw(S.booleans(), label="restart it"):  # a new timer under its id (its firing may be buffered)
+            taken.timers.add(tid)
+            out.append(cmd(pb.COMMAND_TYPE_START_TIMER, timer_id=tid, start_to_fire_timeout_ms=2_000))
+        return out
     if kind == pb.COMMAND_TYPE_START_TIMER:
-        # not the id of a timer whose firing waits in the buffer: that firing would end the new timer
-        # (see test_history_command_handlers.test_a_timer_restarted_under_the_id_of_one_whose_firing_is_buffered)
-        fired = {e.timer_fired_event_attributes.timer_id for e in st.buffered if e.event_type == pb.EVENT_TYPE_TIMER_FIRED}
-        tid = data.draw(S.sampled_from(sorted({"t1", "t2", "t3"} - fired)), label="timer_id")  # a pending one: wrong
+        tid = data.draw(S.sampled_from(["t1", "t2", "t3"]), label="timer_id")  # a pending one: a mistake
         taken.timers.add(tid)
         return [cmd(kind, timer_id=tid, start_to_fire_timeout_ms=1_000)]
     if kind == pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
@@ -384,6 +397,18 @@ def timer_fires(life: Life, data: S.DataObject) -> None:
         life.schedule_if_needed(life.run.external(pb.EVENT_TYPE_TIMER_FIRED, "timer_fired_event_attributes",
                                                   pb.TimerFiredEventAttributes(timer_id=info.timer_id,
                                                                                started_event_id=info.started_event_id)))
+
+
+def timer_fires_behind_a_task(life: Life, data: S.DataObject) -> None:
+    """A signal wakes the workflow, a poller takes the task, and a timer fires while it runs (the firing is buffered)."""
+    if not life.st.timers:
+        return
+    if life.st.workflow_task is None:
+        signal(life, data)
+    wt = life.st.workflow_task
+    if wt is not None and not wt.started:
+        life.run.start_task()
+    timer_fires(life, data)
 
 
 def child_moves(life: Life, data: S.DataObject) -> None:
@@ -462,8 +487,8 @@ def workflow_task_times_out(life: Life, data: S.DataObject) -> None:
 
 STEPS: list[Callable[[Life, S.DataObject], None]] = [
     complete_task, complete_task, complete_task, complete_task, activity_outcome, activity_outcome, activity_outcome,
-    timer_fires, timer_fires, child_moves, child_moves, child_moves, external_outcome, signal, cancel_requested,
-    update_arrives, update_arrives, workflow_task_times_out,
+    timer_fires, timer_fires, timer_fires_behind_a_task, timer_fires_behind_a_task, child_moves, child_moves, child_moves,
+    external_outcome, signal, cancel_requested, update_arrives, update_arrives, workflow_task_times_out,
 ]
 
 
