@@ -1,4 +1,4 @@
-"""No import cycles, and the layering docs/DESIGN.md states (issue 14).
+"""No import cycles, and the layering docs/OVERVIEW.md states (issue 14).
 
 Every module of ``controlplane/`` (as ``spindle.controlplane``), ``sdk/`` (as ``spindle``),
 ``widgets/`` (as ``spindle.widgets``) and ``terraform/provider/spindle_tf`` (as ``spindle_tf``)
@@ -16,7 +16,7 @@ the history package) are of exactly that kind, so they count. Not counted: that 
 ``a.b.c`` first runs ``a/__init__`` and ``a/b/__init__`` (a package re-exporting its own
 submodules is not a cycle); only the module named is.
 
-Layering (docs/DESIGN.md#layout and #rules-of-the-house, issue 14):
+Layering (docs/OVERVIEW.md#layout and #rules-of-the-house, issue 14):
 
 - The SDK imports only the wire API ``spindle.api`` and the embedded entry
   point ``spindle.controlplane.embedded`` of the control plane, and the core SDK imports the

@@ -1,6 +1,6 @@
 """The distribution installs one import package, ``spindle``, and nothing else at top level.
 
-docs/DESIGN.md#layout: the folders ``sdk/``, ``widgets/`` and ``controlplane/`` map onto
+docs/OVERVIEW.md#layout: the folders ``sdk/``, ``widgets/`` and ``controlplane/`` map onto
 ``spindle``, ``spindle.widgets`` and ``spindle.controlplane``. A user's own ``widgets.py``,
 ``sdk/`` or ``controlplane.py`` (common names in a notebook folder) must never shadow them.
 """
