@@ -406,7 +406,7 @@ def _loaded_after(code: str) -> list[str]:
     probe = f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m == 'spindle' or m.startswith('spindle.')))\n"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    return eval(proc.stdout)  # a list literal printed by the probe
+    return ast.literal_eval(proc.stdout)  # a list literal printed by the probe
 
 
 @pytest.mark.parametrize("entry", ["spindle.controlplane.server", "spindle.controlplane.embedded",
