@@ -8,6 +8,12 @@ raises :class:`~spindle.exceptions.WorkflowContextError` only when the running a
 loop is a workflow loop *and* its caller is not part of the standard library (so
 ``logging`` may still stamp records); everywhere else, including activity threads
 and the worker's own loop, the original function runs unchanged.
+
+``time.monotonic``, ``time.perf_counter`` (and their ``_ns`` forms) are wrapped too, but
+raise only when called by the user's own code: libraries read them at any moment (the
+event loop's timers, Spindle's deadlock detection, profilers, timeouts), so callers in the
+standard library, in installed packages (``site-packages``) and in Spindle itself run them
+unchanged.
 """
 
 from __future__ import annotations
@@ -66,21 +72,34 @@ def is_suspended() -> bool:
     return _suspended.get()
 
 
-def _check(name: str, alternative: str) -> None:
-    if _suspended.get():
+def _caller_is_library(depth: int) -> bool:
+    """Whether the caller is the standard library, an installed package or Spindle (not the user's code)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    module = frame.f_globals.get("__name__", "")
+    if module == "spindle" or module.startswith("spindle."):
+        return True
+    parts = os.path.realpath(frame.f_code.co_filename).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts or _caller_is_stdlib(depth + 1)
+
+
+def _check(name: str, alternative: str, libraries_allowed: bool = False) -> None:
+    if _suspended.get() or not isinstance(asyncio.events._get_running_loop(), WorkflowEventLoop):
         return
-    if isinstance(asyncio.events._get_running_loop(), WorkflowEventLoop) and not _caller_is_stdlib(3):
+    if not (_caller_is_library(3) if libraries_allowed else _caller_is_stdlib(3)):
         raise WorkflowContextError(
             f"{name} is not deterministic and may not be called in workflow code: use {alternative}")
 
 
-def _wrap(fn: Callable[..., Any], name: str, alternative: str) -> Callable[..., Any]:
+def _wrap(fn: Callable[..., Any], name: str, alternative: str, libraries_allowed: bool = False) -> Callable[..., Any]:
     if getattr(fn, "__spindle_guarded__", False):
         return fn
 
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        _check(name, alternative)
+        _check(name, alternative, libraries_allowed)
         return fn(*args, **kwargs)
 
     guarded.__spindle_guarded__ = True  # type: ignore[attr-defined]
@@ -113,11 +132,13 @@ def install() -> None:
         return
     _installed = True
     now_alt = "workflow.now()"
-    # Only the wall clock: monotonic clocks and perf_counter are used by libraries at any moment
-    # (garbage-collector callbacks, profilers, timeouts), which would fail inside workflow code.
-    # The static determinism check still flags them in workflow source.
     for attr in ("time", "time_ns"):
         setattr(time, attr, _wrap(getattr(time, attr), f"time.{attr}()", now_alt))
+    # Monotonic clocks and perf_counter are read by libraries at any moment (the event loop's
+    # timers, deadlock detection, garbage-collector callbacks, profilers, timeouts): only the
+    # user's own code is refused them.
+    for attr in ("monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns"):
+        setattr(time, attr, _wrap(getattr(time, attr), f"time.{attr}()", now_alt, libraries_allowed=True))
     time.sleep = _wrap(time.sleep, "time.sleep()", "await workflow.sleep(...) (a durable timer)")
     for attr in ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
                  "gauss", "getrandbits", "randbytes", "triangular", "betavariate", "expovariate",

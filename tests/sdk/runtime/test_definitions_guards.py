@@ -207,3 +207,14 @@ def test_check_workflow_reads_the_definition_source() -> None:
     (f,) = check_workflow(dirty)
     assert f.file.endswith("test_definitions_guards.py") and f.call == "time.time()"
     assert f.line == dirty.__code__.co_firstlineno + 2  # decorator, def, then the call
+
+
+@pytest.mark.parametrize("clock", ["time", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns"])
+def test_a_clock_read_in_workflow_code_fails_the_task(clock: str) -> None:
+    @workflow.defn(check_determinism=False)
+    async def reads_clock() -> float:
+        return float(getattr(time, clock)())
+
+    with pytest.raises(WorkflowContextError, match=rf"time\.{clock}\(\) is not deterministic"):
+        new(reads_clock).activate(History("reads_clock").next_task())
+    assert time.monotonic() > 0 and time.perf_counter_ns() > 0  # outside a workflow loop: unchanged
