@@ -16,14 +16,34 @@ import sysconfig
 
 from collections.abc import Collection
 
-from spindle._workflow._determinism_rules import Binding, Finding, ModuleFacts, gc_paused, imports_of, parse
-from spindle._workflow._determinism_visitor import Checker, value_hazard
+from spindle._workflow._determinism_rules import (
+    _RANDOM_CLASSES,
+    _SEEDED,
+    Binding,
+    Finding,
+    ModuleFacts,
+    gc_paused,
+    imports_of,
+    parse,
+)
+from spindle._workflow._determinism_visitor import Checker
 
 _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
                        if (p := sysconfig.get_paths().get(key))})
 _CACHE_SIZE = 256
 _by_source: dict[tuple[str, str], ModuleFacts] = {}
 _by_file: dict[tuple[str, int, int], ModuleFacts | None] = {}
+
+
+def value_hazard(checker: Checker, value: ast.AST) -> tuple[str, str] | None:
+    """Why a value computed at import (module or class level) depends on the worker, and the alternative."""
+    if isinstance(value, ast.Call) and checker.qualify_expr(value.func) in _RANDOM_CLASSES | {"random.SystemRandom"}:
+        return "a random.Random instance made at import", _SEEDED
+    s = checker.sub()
+    s.visit(value)
+    if not s.findings:
+        return None
+    return f"{s.findings[0].call}, evaluated at import", s.findings[0].alternative
 
 
 def _top_level(tree: ast.Module) -> list[ast.stmt]:

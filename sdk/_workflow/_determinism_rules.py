@@ -90,6 +90,12 @@ _PARSER_READS = {"read", "read_file"}
 _LEVEL_METHODS = {"isEnabledFor", "getEffectiveLevel"}
 # Calls whose result is an iterable in the argument's order (so a set gives a per-process order).
 _ORDERING_CALLS = {"list", "tuple", "enumerate", "iter", "next", "zip", "map", "filter", "reversed"}
+# Values (not callables) read from the worker's process: flagged wherever they are read.
+_VALUES = ("os.environ", "os.environb", "sys.argv")
+# Calls whose result does not depend on the order of the iterable they are given.
+_ORDER_FREE = {"sorted", "any", "all", "sum", "min", "max", "len", "set", "frozenset"}
+_SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
+_RANDOM_CLASSES = {"random.Random"}
 # Method names that mean file I/O whatever the receiver.
 _FILE_METHODS = {"read_text", "write_text", "read_bytes", "write_bytes"}
 # Concrete path classes (``PurePath`` and friends never touch the file system).

@@ -9,31 +9,8 @@ import ast
 
 from collections.abc import Callable, Iterable
 
+from spindle._workflow import _determinism_rules as rules
 from spindle._workflow._determinism_rules import (
-    _API_MODULES,
-    _CLOCK_UNLESS_GIVEN,
-    _CONFIG,
-    _EXACT,
-    _FILE_METHODS,
-    _FILES,
-    _FROM_TS,
-    _GETATTR,
-    _GETATTR_MODULES,
-    _HASH,
-    _LEVEL_METHODS,
-    _LOCAL_TIME_ZONE,
-    _LOCAL_TZ,
-    _LOG_LEVEL,
-    _ORDERING_CALLS,
-    _PARSER_CLASSES,
-    _PARSER_READS,
-    _PATH_CLASSES,
-    _PATH_DERIVED,
-    _PATH_IO,
-    _SEEDED,
-    _SET_ORDER,
-    _TIME,
-    _TZ_ATTRIBUTES,
     Binding,
     Finding,
     ModuleFacts,
@@ -45,13 +22,6 @@ from spindle._workflow._determinism_rules import (
     parse,
     stored_names,
 )
-
-# Values (not callables) read from the worker's process: flagged wherever they are read.
-_VALUES = ("os.environ", "os.environb", "sys.argv")
-# Calls whose result does not depend on the order of the iterable they are given.
-_ORDER_FREE = {"sorted", "any", "all", "sum", "min", "max", "len", "set", "frozenset"}
-_SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
-_RANDOM_CLASSES = {"random.Random"}
 
 
 class Checker(ast.NodeVisitor):
@@ -128,19 +98,19 @@ class Checker(ast.NodeVisitor):
             return False
         q = self._qualified_call(node)
         return q is not None and (q == f"workflow.{suffix}" or q.endswith(f".workflow.{suffix}")
-                                  or any(q == f"{module}.{suffix}" for module in _API_MODULES))
+                                  or any(q == f"{module}.{suffix}" for module in rules._API_MODULES))
 
     def _is_path(self, node: ast.AST) -> bool:
         """Whether ``node`` evidently evaluates to a concrete ``pathlib.Path``."""
         if isinstance(node, ast.Call):
-            if self._qualified_call(node) in _PATH_CLASSES:
+            if self._qualified_call(node) in rules._PATH_CLASSES:
                 return True
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_DERIVED:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in rules._PATH_DERIVED:
                 return self._is_path(node.func.value)
             return False
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return self._is_path(node.left)
-        if isinstance(node, ast.Attribute) and node.attr in _PATH_DERIVED:
+        if isinstance(node, ast.Attribute) and node.attr in rules._PATH_DERIVED:
             return self._is_path(node.value)
         return isinstance(node, ast.Name) and node.id in self._path_names
 
@@ -153,7 +123,7 @@ class Checker(ast.NodeVisitor):
             except SyntaxError:
                 return False
         name = dotted(annotation) if annotation is not None else None
-        return name is not None and self._qualify(name) in _PATH_CLASSES
+        return name is not None and self._qualify(name) in rules._PATH_CLASSES
 
     def is_logger(self, node: ast.AST) -> bool:
         """Whether ``node`` evidently is a logger (``logging.getLogger(...)``, ``logging.root``, ...)."""
@@ -166,7 +136,7 @@ class Checker(ast.NodeVisitor):
 
     def is_parser(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Call):
-            return self.qualify_expr(node.func) in _PARSER_CLASSES
+            return self.qualify_expr(node.func) in rules._PARSER_CLASSES
         return isinstance(node, ast.Name) and node.id in self._parser_names
 
     def unordered(self, node: ast.AST) -> str | None:
@@ -183,7 +153,7 @@ class Checker(ast.NodeVisitor):
                         is_number(e) for e in arg.elts):
                     return None
                 return f"{name}(...)"
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _SET_METHODS:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in rules._SET_METHODS:
                 return self.unordered(node.func.value)
             return None
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
@@ -247,17 +217,17 @@ class Checker(ast.NodeVisitor):
     def _report_unordered(self, node: ast.AST) -> None:
         shown = self.unordered(node)
         if shown is not None:
-            self.report(node, f"iteration over {shown}", _SET_ORDER)
+            self.report(node, f"iteration over {shown}", rules._SET_ORDER)
 
     def _report_reference(self, node: ast.AST, q: str) -> bool:
         """Report a read of a worker-dependent value, or an uncalled reference to a hazardous function."""
-        value = next((v for v in _VALUES if q == v or q.startswith(v + ".")), None)
+        value = next((v for v in rules._VALUES if q == v or q.startswith(v + ".")), None)
         if value is not None:
-            self.report(node, value, _EXACT[value])
-        elif q in _TZ_ATTRIBUTES:
-            self.report(node, f"{q} (the worker's local time zone)", _LOCAL_TZ)
-        elif q in _EXACT and q not in ("open", "input") or q in _CLOCK_UNLESS_GIVEN:
-            self.report(node, f"{q} (referenced, to be called later)", _EXACT.get(q, _TIME))
+            self.report(node, value, rules._EXACT[value])
+        elif q in rules._TZ_ATTRIBUTES:
+            self.report(node, f"{q} (the worker's local time zone)", rules._LOCAL_TZ)
+        elif q in rules._EXACT and q not in ("open", "input") or q in rules._CLOCK_UNLESS_GIVEN:
+            self.report(node, f"{q} (referenced, to be called later)", rules._EXACT.get(q, rules._TIME))
         else:
             binding = self.imported_binding(q)
             if binding is None:
@@ -372,75 +342,75 @@ class Checker(ast.NodeVisitor):
 
     def _check_builtin_call(self, node: ast.Call, name: str) -> None:
         if name in ("open", "input"):
-            self.report(node, f"{name}()", _EXACT[name])
+            self.report(node, f"{name}()", rules._EXACT[name])
         elif name == "hash" and not (node.args and is_number(node.args[0])):
-            self.report(node, "hash()", _HASH)
+            self.report(node, "hash()", rules._HASH)
         elif name == "getattr" and len(node.args) >= 2:
             self._check_getattr(node)
-        elif name in _ORDERING_CALLS:
+        elif name in rules._ORDERING_CALLS:
             for a in node.args:
                 self._report_unordered(a)
-        elif name in _ORDER_FREE:
+        elif name in rules._ORDER_FREE:
             self._order_free.update(id(a) for a in node.args)
         elif self.module is not None and name in self.module.functions:
             self.calls.append((name, node))
 
     def _check_method_call(self, node: ast.Call, attr: str, receiver: ast.AST) -> None:
-        if attr in _FILE_METHODS:
-            self.report(node, f".{attr}()", _FILES)
-        elif attr in _PATH_IO and self._is_path(receiver):
-            self.report(node, f"Path.{attr}()", _FILES)
-        elif attr in _LEVEL_METHODS:
-            self.report(node, f"logger.{attr}() (the worker's log level)", _LOG_LEVEL)
-        elif attr in _PARSER_READS and self.is_parser(receiver):
-            self.report(node, f"ConfigParser.{attr}()", _CONFIG)
+        if attr in rules._FILE_METHODS:
+            self.report(node, f".{attr}()", rules._FILES)
+        elif attr in rules._PATH_IO and self._is_path(receiver):
+            self.report(node, f"Path.{attr}()", rules._FILES)
+        elif attr in rules._LEVEL_METHODS:
+            self.report(node, f"logger.{attr}() (the worker's log level)", rules._LOG_LEVEL)
+        elif attr in rules._PARSER_READS and self.is_parser(receiver):
+            self.report(node, f"ConfigParser.{attr}()", rules._CONFIG)
         elif attr == "astimezone" and not node.args and not node.keywords:
-            self.report(node, ".astimezone() (the worker's local time zone)", _LOCAL_TZ)
+            self.report(node, ".astimezone() (the worker's local time zone)", rules._LOCAL_TZ)
         elif attr == "join" and len(node.args) == 1:
             self._report_unordered(node.args[0])
         elif attr == "pop" and not node.args and self.unordered(receiver) is not None:
-            self.report(node, f"{self.unordered(receiver)}.pop() (an arbitrary element)", _SET_ORDER)
+            self.report(node, f"{self.unordered(receiver)}.pop() (an arbitrary element)", rules._SET_ORDER)
 
     def _check_getattr(self, node: ast.Call) -> None:
         module = self.qualify_expr(node.args[0])
-        if module not in _GETATTR_MODULES:
+        if module not in rules._GETATTR_MODULES:
             return
         attr = node.args[1]
         if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
-            self.report(node, f"getattr({module}, <a computed name>)", _GETATTR)
+            self.report(node, f"getattr({module}, <a computed name>)", rules._GETATTR)
             return
         q = f"{module}.{attr.value}"
-        if q in _CLOCK_UNLESS_GIVEN and id(node) in self._outer:  # getattr(time, "gmtime")(secs) is pure
+        if q in rules._CLOCK_UNLESS_GIVEN and id(node) in self._outer:  # getattr(time, "gmtime")(secs) is pure
             self._check_qualified_call(self._outer[id(node)], q)
             return
-        alternative = hazard_of(q) or (_TIME if q in _CLOCK_UNLESS_GIVEN else None)
+        alternative = hazard_of(q) or (rules._TIME if q in rules._CLOCK_UNLESS_GIVEN else None)
         if alternative is not None:
             self.report(node, f"getattr({module}, {attr.value!r})", alternative)
 
     def _check_qualified_call(self, node: ast.Call, q: str) -> None:
         given_any = any(isinstance(a, ast.Starred) for a in node.args)
-        if q in _CLOCK_UNLESS_GIVEN:
-            i = _CLOCK_UNLESS_GIVEN[q]
+        if q in rules._CLOCK_UNLESS_GIVEN:
+            i = rules._CLOCK_UNLESS_GIVEN[q]
             if not (len(node.args) > i and not is_none(node.args[i]) or given_any):
-                self.report(node, f"{q}()", _TIME)
-            elif q in _LOCAL_TIME_ZONE:
-                self.report(node, f"{q}(secs) (the worker's local time zone)", _LOCAL_TZ)
+                self.report(node, f"{q}()", rules._TIME)
+            elif q in rules._LOCAL_TIME_ZONE:
+                self.report(node, f"{q}(secs) (the worker's local time zone)", rules._LOCAL_TZ)
             return
         if q == "datetime.datetime.fromtimestamp":
             tz = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "tz"), None)
             if (tz is None or is_none(tz)) and not given_any:
-                self.report(node, f"{q}(ts) without tz (the worker's local time zone)", _FROM_TS)
+                self.report(node, f"{q}(ts) without tz (the worker's local time zone)", rules._FROM_TS)
             return
-        if q in _RANDOM_CLASSES:
+        if q in rules._RANDOM_CLASSES:
             seed = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "x"), None)
             if (seed is None or is_none(seed)) and not given_any:
-                self.report(node, f"{q}() (unseeded: seeded from the operating system)", _SEEDED)
+                self.report(node, f"{q}() (unseeded: seeded from the operating system)", rules._SEEDED)
             elif seed is not None and (source := self.worldly(seed)) is not None:
-                self.report(node, f"{q}(seeded from {source})", _SEEDED)
+                self.report(node, f"{q}(seeded from {source})", rules._SEEDED)
             return  # seeded from the input, workflow.random() or a constant: deterministic
         owner, _, method = q.rpartition(".")
-        if owner in _PATH_CLASSES and method in _PATH_IO:
-            self.report(node, f"{q}()", _FILES)
+        if owner in rules._PATH_CLASSES and method in rules._PATH_IO:
+            self.report(node, f"{q}()", rules._FILES)
             return
         alternative = hazard_of(q)
         if alternative is not None:
@@ -456,10 +426,10 @@ class Checker(ast.NodeVisitor):
         if isinstance(node.ctx, ast.Load):
             q = self.qualify_expr(node)
             if q is not None and (id(node) not in self._call_funcs or any(
-                    q == v or q.startswith(v + ".") for v in _VALUES)) and self._report_reference(node, q):
+                    q == v or q.startswith(v + ".") for v in rules._VALUES)) and self._report_reference(node, q):
                 return
             if node.attr == "level" and self.is_logger(node.value):
-                self.report(node, "logger.level (the worker's log level)", _LOG_LEVEL)
+                self.report(node, "logger.level (the worker's log level)", rules._LOG_LEVEL)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -467,7 +437,7 @@ class Checker(ast.NodeVisitor):
             return
         q = self.imports.get(node.id)
         if q is not None:
-            if id(node) not in self._call_funcs or any(q == v or q.startswith(v + ".") for v in _VALUES):
+            if id(node) not in self._call_funcs or any(q == v or q.startswith(v + ".") for v in rules._VALUES):
                 self._report_reference(node, q)
             return
         binding = self.module.bindings.get(node.id) if self.module is not None else None
@@ -490,14 +460,3 @@ def _side_effect_only_defs(body: list[ast.stmt], checker: Checker) -> set[str]:
     elsewhere = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                  and node.id in local_defs and id(node) not in as_side_effect}
     return (set(as_side_effect.values()) & local_defs) - elsewhere
-
-
-def value_hazard(checker: Checker, value: ast.AST) -> tuple[str, str] | None:
-    """Why a value computed at import (module or class level) depends on the worker, and the alternative."""
-    if isinstance(value, ast.Call) and checker.qualify_expr(value.func) in _RANDOM_CLASSES | {"random.SystemRandom"}:
-        return "a random.Random instance made at import", _SEEDED
-    s = checker.sub()
-    s.visit(value)
-    if not s.findings:
-        return None
-    return f"{s.findings[0].call}, evaluated at import", s.findings[0].alternative

@@ -78,7 +78,7 @@ import textwrap
 
 from typing import Any
 
-from spindle._workflow._determinism_helpers import facts_for_source, follow_helpers, imported_binding
+from spindle._workflow._determinism_helpers import facts_for_source, follow_helpers, imported_binding, value_hazard
 from spindle._workflow._determinism_rules import (
     Finding,
     ModuleFacts,
@@ -88,7 +88,7 @@ from spindle._workflow._determinism_rules import (
     imports_of,
     parse,
 )
-from spindle._workflow._determinism_visitor import Checker, value_hazard
+from spindle._workflow._determinism_visitor import Checker
 from spindle._workflow.defn import WorkflowDefinition
 
 __all__ = ["Finding", "check_workflow", "check_source"]
