@@ -15,37 +15,32 @@ from typing import Any, TypeVar, cast
 import grpc
 import grpc.aio
 
-from google.protobuf.message import Message
-
 from spindle._interceptors.client import Interceptor
-from spindle.api import messages_pb2 as pb
-from spindle.api import service_pb2 as svc
 from spindle.client import _api_keys, _batch, _connection, _namespaces, _schedule, _visibility
 from spindle.client._api_keys import ApiKey
 from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._batch import BatchOperationSummary
+from spindle.client._client_plumbing import ClientPlumbing
 from spindle.client._impl import check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._reset import ResetType
-from spindle.client._rpc import call_rpc, history_page
 from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
 from spindle.client._tls import TLSConfig
 from spindle.client._workflow_description import WorkflowExecutionDescription
 from spindle.client._workflow_handle import WorkflowHandle, existing_handle
+from spindle.client._workflow_service import WorkflowService
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._search_attributes import TypedSearchAttributes
 from spindle.converter._data_converter import DataConverter
 from spindle.converter._payload_codec import PayloadCodec
-from spindle.converter._payload_visitor import decode_message, encode_message
-from spindle.converter._serialization_context import WorkflowSerializationContext
 
 __all__ = ["Client"]
 
 U = TypeVar("U")
 
 
-class Client:
+class Client(ClientPlumbing):
     """A connection to a Spindle control plane, bound to one namespace.
 
     Create with :meth:`connect` (gRPC, or a control plane in this process); close with :meth:`close` (or ``async
@@ -67,6 +62,8 @@ class Client:
         self._connection = _connection.Connection(stub, channel, embedded)
         self.interceptors: tuple[Interceptor, ...] = check_client_interceptors(interceptors)
         self._outbound = outbound_chain(self, self.interceptors)
+        #: Every RPC of the service as an async method, as temporalio's ``client.workflow_service``.
+        self.workflow_service = WorkflowService(self)
 
     @classmethod
     async def connect(cls, target_host: str, *, namespace: str = "default", data_converter: DataConverter | None = None,
@@ -128,29 +125,6 @@ class Client:
     def stub(self) -> Any:
         """The raw ``WorkflowService`` stub (for tools; payloads there are not codec-processed)."""
         return self._stub
-
-    # ---------------- plumbing: what the modules' Protocols use; every call of the package goes through _rpc (call_rpc)
-    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None, not_found: str = "workflow",
-                   stop_retrying: Callable[[grpc.aio.AioRpcError], bool] | None = None) -> Any:
-        return await call_rpc(self._stub, method, request, timeout=timeout, not_found=not_found,
-                              stop_retrying=stop_retrying)
-
-    async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
-                            close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse:
-        return await history_page(self._rpc, self.namespace, execution, token, wait=wait,
-                                  close_event_only=close_event_only)
-
-    async def _encode(self, msg: Message, workflow_id: str = "",
-                      context: WorkflowSerializationContext | None = None) -> None:
-        """Encode ``msg``'s payloads; ``workflow_id`` (or ``context``) names the workflow where ``msg`` does not."""
-        if self.codecs:
-            await encode_message(self.codecs, msg,
-                                 context=context or WorkflowSerializationContext(self.namespace, workflow_id))
-
-    async def _decode(self, msg: Message, workflow_id: str = "") -> None:
-        """Decode ``msg``'s payloads; ``workflow_id`` names the workflow where ``msg`` does not."""
-        if self.codecs:
-            await decode_message(self.codecs, msg, context=WorkflowSerializationContext(self.namespace, workflow_id))
 
     async def start_workflow(self, workflow: Any, *args: Any, id: str, task_queue: str,
         id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,

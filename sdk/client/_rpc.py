@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -65,12 +65,15 @@ def map_rpc_error(e: grpc.aio.AioRpcError, *, not_found: str = "workflow", workf
 
     ``not_found`` says what a NOT_FOUND means for this call: ``"workflow"`` (a
     :class:`WorkflowNotFoundError`), or ``"rpc"`` (a plain :class:`RPCError`). A
-    message that mentions a namespace always gives :class:`NamespaceNotFoundError`.
+    message that mentions a namespace gives :class:`NamespaceNotFoundError`, except with
+    ``"raw"`` (``client.workflow_service``): every error is a plain :class:`RPCError`.
     An ALREADY_EXISTS that carries a refused start's details (the existing run's id, in
     the trailing metadata) gives :class:`WorkflowAlreadyStartedError` with ``run_id``
     filled; ``workflow_id`` / ``workflow_type`` are the refused start's.
     """
     msg = e.details() or _status_name(e)
+    if not_found == "raw":
+        return E.RPCError(msg, status=_status_name(e))
     code = e.code()
     if code == grpc.StatusCode.ALREADY_EXISTS:
         run_id = _already_started_run_id(e)
@@ -104,7 +107,8 @@ def _already_started_run_id(e: grpc.aio.AioRpcError) -> str | None:
 
 async def call_rpc(stub: Any, method: str, request: Message, *, timeout: float | None = None,
                    not_found: str = "workflow",
-                   stop_retrying: Callable[[grpc.aio.AioRpcError], bool] | None = None) -> Any:
+                   stop_retrying: Callable[[grpc.aio.AioRpcError], bool] | None = None,
+                   retry: bool | None = None, metadata: Sequence[tuple[str, str]] = ()) -> Any:
     """Call ``stub.method``; a call that is safe to repeat is retried while the server is unavailable or throttles it.
 
     Starts and signals carry a request id set once per user call, so a retry after a
@@ -112,25 +116,29 @@ async def call_rpc(stub: Any, method: str, request: Message, *, timeout: float |
     call (RESOURCE_EXHAUSTED with a retry delay: the namespace is over its request rate
     limit) is retried after the server's delay plus a jittered backoff. Retries stop
     after :data:`RETRY_BUDGET` seconds (or when the next wait would pass it), or at once
-    when ``stop_retrying(error)`` says so, and the last error is raised.
+    when ``stop_retrying(error)`` says so, and the last error is raised. ``retry`` overrides
+    whether ``method`` is retried at all (None: when it is in :data:`IDEMPOTENT`);
+    ``metadata`` is sent with the call, after the client's own (its API key).
 
     Raises:
         RPCError: the last error, mapped by :func:`map_rpc_error` with ``not_found``.
     """
     fn = getattr(stub, method)
+    retryable = method in IDEMPOTENT if retry is None else retry
+    extra: dict[str, Any] = {"metadata": tuple(metadata)} if metadata else {}
+    if timeout is not None:
+        extra["timeout"] = timeout
     loop = asyncio.get_running_loop()
     give_up = loop.time() + RETRY_BUDGET
     delay = 0.05
     attempt = 0
     while True:
         try:
-            if timeout is None:
-                return await fn(request)
-            return await fn(request, timeout=timeout)
+            return await fn(request, **extra)
         except grpc.aio.AioRpcError as e:
             attempt += 1
             wait = None
-            if method in IDEMPOTENT and not (stop_retrying is not None and stop_retrying(e)):
+            if retryable and not (stop_retrying is not None and stop_retrying(e)):
                 wait = delay if e.code() == grpc.StatusCode.UNAVAILABLE else throttled_wait(e, attempt)
             if wait is None or loop.time() + wait > give_up:
                 raise map_rpc_error(e, not_found=not_found) from e

@@ -1,0 +1,1 @@
+"""Worker deployment messages (see :mod:`spindle.api.deployment.v1`)."""

@@ -1,0 +1,1 @@
+"""Wire enums (see :mod:`spindle.api.enums.v1`)."""

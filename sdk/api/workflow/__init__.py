@@ -1,0 +1,1 @@
+"""Workflow execution messages (see :mod:`spindle.api.workflow.v1`)."""

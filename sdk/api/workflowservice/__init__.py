@@ -1,0 +1,1 @@
+"""The service's request and response messages (see :mod:`spindle.api.workflowservice.v1`)."""
