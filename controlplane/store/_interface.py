@@ -10,6 +10,7 @@ from ._model import (
     ApiKeyRow,
     BacklogTask,
     CurrentRow,
+    DeploymentRow,
     ExecutionRow,
     LoadedExecution,
     Mutation,
@@ -144,6 +145,30 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def list_schedules(self, namespace_id: str, after_schedule_id: str, limit: int) -> list[ScheduleRow]:
         """Up to ``limit`` schedules of the namespace with an id greater than ``after_schedule_id``, ordered by id."""
+
+    # -- worker deployments (issue 25: build versioning; one JSON document per deployment) --
+    @abc.abstractmethod
+    async def get_deployment(self, namespace_id: str, name: str) -> DeploymentRow | None:
+        """The deployment's row as last written (``version`` is the stored version), or None if there is none."""
+
+    @abc.abstractmethod
+    async def list_deployments(self, namespace_id: str, after_name: str, limit: int) -> list[DeploymentRow]:
+        """Up to ``limit`` deployments of the namespace with a name greater than ``after_name``, ordered by name
+        (``""`` starts at the first; pass the last name of a page to get the next)."""
+
+    @abc.abstractmethod
+    async def put_deployment(self, row: DeploymentRow, expected_version: int) -> None:
+        """Write ``row`` as version ``expected_version + 1`` if the stored version is ``expected_version``, then set
+        ``row.version`` to it. ``expected_version == 0`` inserts: no row of that (namespace, name) may exist.
+
+        The check and the write are one transaction: of writers that read the same version, exactly one wins.
+        Raises ConditionFailedError (nothing written, ``row`` unchanged) when the stored version differs, a row
+        exists for 0, or none exists for a version above 0.
+        """
+
+    @abc.abstractmethod
+    async def delete_deployments(self, namespace_id: str) -> None:
+        """Delete every deployment of the namespace (namespace deletion); other namespaces' rows stay."""
 
     # -- queues --------------------------------------------------------------------
     @abc.abstractmethod

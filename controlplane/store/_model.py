@@ -114,6 +114,17 @@ class VisibilityRow:
 
 
 @dataclass
+class DeploymentRow:
+    """A worker deployment (issue 25): its versions and routing as one JSON document (the store never reads ``doc``).
+    ``version`` rises by one with every write (optimistic updates)."""
+
+    namespace_id: str
+    name: str
+    version: int
+    doc: str
+
+
+@dataclass
 class ScheduleRow:
     """A schedule (issue 17): keyed by namespace and schedule id, on the shard of its schedule id.
 

@@ -21,6 +21,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "spanner_v3.sql", "ApiKeys and ServerSecrets: API keys (hashed), task-token keys, the key pepper"),
     (4, "spanner_v4.sql", "BlobRefs: the large-payload blobs each run refers to (collected by retention)"),
     (5, "spanner_v5.sql", "Schedules: durable schedules (their timers are TimerTasks rows)"),
+    (6, "spanner_v6.sql", "WorkerDeployments: worker build versioning (versions, current and ramping)"),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

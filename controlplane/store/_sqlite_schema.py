@@ -13,7 +13,8 @@ import sqlite3
 
 from typing import Any
 
-SCHEMA_VERSION = 5  # 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules
+#: 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules; 6: deployments
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,6 +74,9 @@ CREATE INDEX IF NOT EXISTS blob_refs_key ON blob_refs (namespace_id, blob_key);
 CREATE TABLE IF NOT EXISTS schedules (
   namespace_id TEXT NOT NULL, schedule_id TEXT NOT NULL, shard_id INTEGER NOT NULL, version INTEGER NOT NULL,
   data BLOB NOT NULL, PRIMARY KEY (namespace_id, schedule_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deployments (
+  namespace_id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL, doc TEXT NOT NULL,
+  PRIMARY KEY (namespace_id, name)) WITHOUT ROWID;
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -123,8 +127,8 @@ def connect(path: str, *, uri: bool = False) -> sqlite3.Connection:
 def upgrade(conn: sqlite3.Connection) -> None:
     """Bring a database made by an older version to the current schema (idempotent).
 
-    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``) come from ``SCHEMA``'s
-    ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
+    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``; 6: ``deployments``)
+    come from ``SCHEMA``'s ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
     """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
     if "activity_state" not in columns:  # schema 1 -> 2

@@ -30,6 +30,7 @@ from ._model import (
     BacklogTask,
     ConditionFailedError,
     CurrentRow,
+    DeploymentRow,
     ExecutionRow,
     LoadedExecution,
     Mutation,
@@ -42,6 +43,7 @@ from ._model import (
     VisibilityRow,
 )
 from ._spanner_codec import CURRENT_COLUMNS, EXEC_COLUMNS, current_from_row, dec, exec_from_row
+from ._spanner_deployments import SpannerDeployments
 from ._spanner_namespaces import SpannerNamespaces
 from ._spanner_runner import TxnRunner
 from ._spanner_schema import setup_schema
@@ -106,6 +108,7 @@ class SpannerStore(Store):
         self._lease_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.num_shards = 0
         self._namespaces = SpannerNamespaces(self._query, self._txn)
+        self._deployments = SpannerDeployments(self._query, self._txn)
         self._visibility = SpannerVisibility(self._query)
 
     # ------------------------------------------------------------------ lifecycle
@@ -400,6 +403,19 @@ class SpannerStore(Store):
                                  "WHERE NamespaceId = @ns AND ScheduleId > @a ORDER BY ScheduleId LIMIT @l",
                                  {"ns": namespace_id, "a": after_schedule_id, "l": limit})
         return [_schedule(r) for r in rows]
+
+    # ------------------------------------------------------------------ worker deployments
+    def get_deployment(self, namespace_id: str, name: str) -> Co[DeploymentRow | None]:
+        return self._deployments.get_deployment(namespace_id, name)
+
+    def list_deployments(self, namespace_id: str, after_name: str, limit: int) -> Co[list[DeploymentRow]]:
+        return self._deployments.list_deployments(namespace_id, after_name, limit)
+
+    def put_deployment(self, row: DeploymentRow, expected_version: int) -> Co[None]:
+        return self._deployments.put_deployment(row, expected_version)
+
+    def delete_deployments(self, namespace_id: str) -> Co[None]:
+        return self._deployments.delete_deployments(namespace_id)
 
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         cols = ", ".join(CURRENT_COLUMNS)

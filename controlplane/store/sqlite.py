@@ -11,6 +11,7 @@ collaborator holding that part of the schema:
 - ``_sqlite_tasks``: transfer and timer tasks, the matching backlog;
 - ``_sqlite_visibility``: list and count queries, closed runs;
 - ``_sqlite_schedules``: schedules;
+- ``_sqlite_deployments``: worker deployments (build versioning);
 - ``_sqlite_mutation``: how one mutation is written (to every table), run by the writer;
 - ``_sqlite_schema``: the tables, and the upgrade of a file made by an older version.
 
@@ -33,6 +34,7 @@ from ._model import (
     ApiKeyRow,
     BacklogTask,
     CurrentRow,
+    DeploymentRow,
     ExecutionRow,
     LoadedExecution,
     Mutation,
@@ -43,6 +45,7 @@ from ._model import (
     TransferTask,
     VisibilityRow,
 )
+from ._sqlite_deployments import SqliteDeployments
 from ._sqlite_executions import SqliteExecutions
 from ._sqlite_group_commit import GroupCommitWriter
 from ._sqlite_namespaces import SqliteNamespaces
@@ -86,6 +89,7 @@ class SqliteStore(Store):
         self._tasks = SqliteTasks(self._reads)
         self._visibility = SqliteVisibility(self._reads)
         self._schedules = SqliteSchedules(self._reads)
+        self._deployments = SqliteDeployments(self._reads, self._writer)
 
     @property
     def fault_hook(self) -> Callable[[str, Sequence[Mutation]], None] | None:
@@ -248,6 +252,19 @@ class SqliteStore(Store):
 
     def list_schedules(self, namespace_id: str, after_schedule_id: str, limit: int) -> Co[list[ScheduleRow]]:
         return self._schedules.list_schedules(namespace_id, after_schedule_id, limit)
+
+    # ------------------------------------------------------------------ worker deployments
+    def get_deployment(self, namespace_id: str, name: str) -> Co[DeploymentRow | None]:
+        return self._deployments.get_deployment(namespace_id, name)
+
+    def list_deployments(self, namespace_id: str, after_name: str, limit: int) -> Co[list[DeploymentRow]]:
+        return self._deployments.list_deployments(namespace_id, after_name, limit)
+
+    def put_deployment(self, row: DeploymentRow, expected_version: int) -> Co[None]:
+        return self._deployments.put_deployment(row, expected_version)
+
+    def delete_deployments(self, namespace_id: str) -> Co[None]:
+        return self._deployments.delete_deployments(namespace_id)
 
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]

@@ -69,3 +69,49 @@ def test_a_version_1_database_is_upgraded_and_keeps_its_rows(spanner_instance: S
 
     ex = asyncio.run(read())
     assert ex is not None and ex.activity_state == b"" and ex.next_event_id == 3  # type: ignore[attr-defined]
+
+
+def test_a_version_5_database_gets_worker_deployments(spanner_instance: SpannerTestInstance) -> None:
+    """Version 6 (issue 25) adds WorkerDeployments to a version-5 database: its rows stay; deployments can be written."""
+    import asyncio
+
+    from google.cloud import spanner
+
+    from spindle.controlplane.store import DeploymentRow, Mutation, ScheduleRow
+    from spindle.controlplane.store.spanner import SpannerStore
+
+    db_id = spanner_instance.new_database_id()
+    db = spanner_instance.instance.database(db_id)
+    db.create().result(300)
+    for v in range(1, 6):
+        db.update_ddl(load_ddl(f"spanner_v{v}.sql")).result(300)
+
+    def seed(txn: object) -> None:
+        txn.insert("SchemaVersion", ["Version", "Description", "AppliedAt"],  # type: ignore[attr-defined]
+                   [[v, f"v{v}", spanner.COMMIT_TIMESTAMP] for v in range(1, 6)])
+        txn.insert("Shards", ["ShardId", "RangeId", "Owner", "LeaseExpiryMs"], [[0, 1, "", 0]])  # type: ignore[attr-defined]
+        txn.insert("Namespaces", ["Name", "Id", "Data", "State", "Version"],  # type: ignore[attr-defined]
+                   [["ns", "nsid", "{}", "REGISTERED", 0]])
+
+    db.run_in_transaction(seed)
+    assert current_version(db) == 5
+    result = setup_schema(db)
+    assert result.from_version == 5 and result.applied == (6,) and result.to_version == LATEST_VERSION == 6
+
+    async def use() -> tuple[object, object, object]:
+        store = SpannerStore(spanner_instance.project, spanner_instance.instance_id, db_id,
+                             client=spanner_instance.client)
+        await store.open(1)
+        try:
+            rid = await store.acquire_shard(0, "me")
+            await store.apply(Mutation(shard_id=0, range_id=rid, schedule=ScheduleRow("nsid", "s", 0, 1, b"x")))
+            row = DeploymentRow("nsid", "orders", 0, '{"current": "orders.1.0"}')
+            await store.put_deployment(row, 0)
+            return ([n.name for n in await store.list_namespaces()], await store.get_schedule("nsid", "s"),
+                    await store.list_deployments("nsid", "", 10))
+        finally:
+            await store.close()
+
+    names, schedule, deployments = asyncio.run(use())
+    assert names == ["ns"] and schedule == ScheduleRow("nsid", "s", 0, 1, b"x")
+    assert deployments == [DeploymentRow("nsid", "orders", 1, '{"current": "orders.1.0"}')]

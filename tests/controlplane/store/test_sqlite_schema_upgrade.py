@@ -109,7 +109,7 @@ async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path:
         await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     conn.close()
 
 
@@ -139,5 +139,47 @@ async def test_a_version_4_database_gets_the_schedules_table(tmp_path: Path) -> 
     finally:
         await store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("5",)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("6",)
     conn.close()
+
+
+async def test_a_version_5_database_gets_the_deployments_table(tmp_path: Path) -> None:
+    """Issue 25: a database made before worker deployments opens, gains the table in place and keeps its rows."""
+    from spindle.controlplane.store import DeploymentRow, NamespaceRow, ScheduleRow
+
+    path = str(tmp_path / "v5.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.create_namespace(NamespaceRow("nsid", "ns", "{}"))
+    rid = await store.acquire_shard(0, "me")
+    await store.apply(Mutation(shard_id=0, range_id=rid, schedule=ScheduleRow("nsid", "s", 0, 1, b"x")))
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE deployments")  # the file as schema version 5 left it
+    conn.execute("UPDATE meta SET value='5' WHERE key='schema_version'")
+    conn.commit()
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name='deployments'").fetchall() == []
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    try:
+        assert [n.name for n in await store.list_namespaces()] == ["ns"]
+        assert await store.get_range_id(0) == rid
+        assert await store.get_schedule("nsid", "s") == ScheduleRow("nsid", "s", 0, 1, b"x")
+        assert await store.get_deployment("nsid", "orders") is None
+        row = DeploymentRow("nsid", "orders", 0, '{"current": "orders.1.0"}')
+        await store.put_deployment(row, 0)
+        assert await store.get_deployment("nsid", "orders") == row and row.version == 1
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("6",)
+    conn.close()
+    store = SqliteStore(path)  # opening again keeps the row
+    await store.open(2)
+    try:
+        assert await store.get_deployment("nsid", "orders") == DeploymentRow("nsid", "orders", 1,
+                                                                             '{"current": "orders.1.0"}')
+    finally:
+        await store.close()
