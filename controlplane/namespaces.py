@@ -292,6 +292,7 @@ class NamespaceRegistry:
 
     async def delete(self, name: str) -> None:
         ns = self.get(name, "name")
+        await self.store.delete_deployments(ns.id)
         await self.store.delete_namespace(name)
         self._by_name.pop(ns.name, None)
         self._by_id.pop(ns.id, None)
