@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
 from spindle.api import messages_pb2 as pb
+from spindle.common._versioning import VersioningBehavior
 
 __all__ = [
     "defn",
@@ -168,7 +169,8 @@ class WorkflowDefinition:
     ``cls`` is the workflow class (``None`` for function style); ``run`` is the run
     method (unbound) or the function; ``signals``/``queries``/``updates`` map wire names
     to handlers. ``init_takes_args``: the class's ``__init__`` is ``@workflow.init`` and
-    receives the run method's arguments.
+    receives the run method's arguments. ``versioning_behavior``: what a versioned worker
+    declares for its executions (worker build versioning).
     """
 
     name: str
@@ -180,6 +182,7 @@ class WorkflowDefinition:
     check_determinism: bool = True
     target: Any = None
     init_takes_args: bool = False
+    versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED
 
     @property
     def arg_types(self) -> tuple[Any, ...]:
@@ -226,26 +229,35 @@ class WorkflowDefinition:
 @overload
 def defn(target: T, /) -> T: ...
 @overload
-def defn(*, name: str | None = None, check_determinism: bool = True) -> Callable[[T], T]: ...
+def defn(*, name: str | None = None, check_determinism: bool = True,
+         versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED) -> Callable[[T], T]: ...
 
 
-def defn(target: Any = None, /, *, name: str | None = None, check_determinism: bool = True) -> Any:
+def defn(target: Any = None, /, *, name: str | None = None, check_determinism: bool = True,
+         versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED) -> Any:
     """Mark a class (with one ``@workflow.run`` method) or an ``async def`` as a workflow.
 
     ``name`` is the workflow type name (default: the class or function name).
     ``check_determinism=False`` opts out of the static determinism check the worker
-    runs at start.
+    runs at start. ``versioning_behavior`` (temporalio's parameter): on a worker with
+    ``WorkerDeploymentConfig(use_worker_versioning=True)``, ``PINNED`` keeps each execution
+    on the build that started it, ``AUTO_UPGRADE`` moves it to the deployment's current
+    version; ``UNSPECIFIED`` takes the worker's default (none: the worker refuses the workflow).
 
     Raises:
         TypeError: at decoration time, for a class without exactly one async
             ``@workflow.run`` method, a synchronous function, an async query handler,
             two handlers with the same name, or an ``@workflow.init`` ``__init__`` whose
             parameters differ from the run method's.
+        ValueError: ``versioning_behavior`` is not a :class:`~spindle.common.VersioningBehavior` value.
     """
+
+    behavior = VersioningBehavior(versioning_behavior)
 
     def decorate(t: Any) -> Any:
         if inspect.isclass(t):
-            d = _class_definition(t, name or t.__name__, check_determinism)
+            d = dataclasses.replace(_class_definition(t, name or t.__name__, check_determinism),
+                                    versioning_behavior=behavior)
             setattr(d.run.fn, _DEFN_ATTR, d)
         elif inspect.isfunction(t):
             if not inspect.iscoroutinefunction(t):
@@ -259,6 +271,7 @@ def defn(target: Any = None, /, *, name: str | None = None, check_determinism: b
                 updates={},
                 check_determinism=check_determinism,
                 target=t,
+                versioning_behavior=behavior,
             )
         else:
             raise TypeError(f"@workflow.defn applies to a class or an async function, not {t!r}")

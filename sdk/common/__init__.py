@@ -1,7 +1,8 @@
 """Types shared by the client, the worker and workflow code (Temporal's ``temporalio.common``).
 
 ``from spindle.common import RetryPolicy, WorkflowIDReusePolicy, SearchAttributeKey``
-works as ``from temporalio.common import ...`` does.
+works as ``from temporalio.common import ...`` does; so do worker versioning's
+``WorkerDeploymentVersion``, ``VersioningBehavior`` and the ``VersioningOverride`` kinds.
 """
 
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -13,6 +14,13 @@ from spindle.common._search_attributes import (
     SearchAttributeUpdate,
     TypedSearchAttributes,
 )
+from spindle.common._versioning import (
+    AutoUpgradeVersioningOverride,
+    PinnedVersioningOverride,
+    VersioningBehavior,
+    VersioningOverride,
+    WorkerDeploymentVersion,
+)
 
 __all__ = [
     "RetryPolicy",
@@ -23,4 +31,9 @@ __all__ = [
     "SearchAttributePair",
     "SearchAttributeUpdate",
     "TypedSearchAttributes",
+    "WorkerDeploymentVersion",
+    "VersioningBehavior",
+    "VersioningOverride",
+    "PinnedVersioningOverride",
+    "AutoUpgradeVersioningOverride",
 ]

@@ -1,4 +1,5 @@
-"""Public worker API: :class:`Worker`, its interceptors, and :class:`SharedStateManager` for process-pool activities."""
+"""Public worker API: :class:`Worker`, its interceptors, :class:`WorkerDeploymentConfig` (worker build versioning),
+and :class:`SharedStateManager` for process-pool activities."""
 
 from spindle._activity.shared_state import SharedHeartbeatSender, SharedStateManager
 from spindle._interceptors.worker import (
@@ -16,6 +17,7 @@ from spindle._interceptors.worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
+from spindle.worker._deployment import WorkerDeploymentConfig
 from spindle.worker._metrics import WorkerMetrics
 from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
 
@@ -24,4 +26,5 @@ __all__ = [
     "Interceptor", "ActivityInboundInterceptor", "ActivityOutboundInterceptor", "ExecuteActivityInput",
     "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
     "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
+    "WorkerDeploymentConfig",
 ]

@@ -25,6 +25,7 @@ from typing import Any
 
 from spindle._activity.shared_state import SharedStateManager
 from spindle._interceptors.worker import Interceptor
+from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.worker._activity_attempt import AttemptRunner
 from spindle.worker._activity_outcomes import OutcomeReporter
@@ -49,6 +50,7 @@ class ActivityWorker:
             return a workflow task).
         on_workflow_task: called with a workflow task returned by a completion.
         pollers: concurrent long polls.
+        deployment_options: the worker's build, sent on every poll (``None``: an unversioned worker).
 
     Raises:
         TypeError: an entry is not an activity, or (with a ``ProcessPoolExecutor``) a
@@ -73,8 +75,10 @@ class ActivityWorker:
         shared_state_manager: SharedStateManager | None = None,
         interceptors: Sequence[Interceptor] = (),
         metrics: Any = None,
+        deployment_options: pb.WorkerDeploymentOptions | None = None,
     ) -> None:
         self._client = client
+        self._deployment_options = deployment_options
         self._rate = max_tasks_per_second
         self._stub = client._stub
         self._ns = client.namespace
@@ -153,6 +157,8 @@ class ActivityWorker:
     async def _poll_loop(self) -> None:
         req = svc.PollActivityTaskQueueRequest(namespace=self._ns, task_queue=self.task_queue, identity=self._identity,
                                                max_tasks_per_second=self._rate or 0.0)
+        if self._deployment_options is not None:
+            req.deployment_options.CopyFrom(self._deployment_options)
 
         def take(task: svc.PollActivityTaskQueueResponse) -> None:
             self.stats["polled"] += 1

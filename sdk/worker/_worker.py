@@ -21,6 +21,7 @@ from typing import Any
 from spindle._activity.shared_state import SharedStateManager
 from spindle._interceptors.worker import Interceptor, check_interceptors
 from spindle.worker._activity_worker import ActivityWorker
+from spindle.worker._deployment import WorkerDeploymentConfig, deployment_options, versioning_behaviors
 from spindle.worker._metrics import WorkerMetrics
 from spindle.worker._workflow_worker import WorkflowWorker
 
@@ -107,11 +108,17 @@ class Worker:
             task latency, slots in use, sticky cache size/hits/misses, activity and workflow
             task failures, replay latency; see docs/OBSERVABILITY.md). ``None`` (the
             default) records nothing.
+        deployment_config: this worker's build of a worker deployment (worker build versioning,
+            temporalio's parameter): sent on every poll and workflow task completion, with the
+            behavior each workflow declares (``@workflow.defn(versioning_behavior=...)``, else the
+            config's ``default_versioning_behavior``). ``None``: an unversioned worker.
 
     Raises:
         TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``,
-            or ``metrics`` is not a ``WorkerMetrics``.
-        ValueError: no workflows and no activities, an empty task queue, two
+            or ``metrics`` is not a ``WorkerMetrics``, or ``deployment_config`` not a ``WorkerDeploymentConfig``.
+        ValueError: with ``deployment_config(use_worker_versioning=True)`` and no default behavior, a
+            workflow that declares no versioning behavior (the message names it); a deployment version
+            with an empty name or build id; no workflows and no activities, an empty task queue, two
             workflows or activities with the same name, a sync activity with a
             non-thread ``activity_executor`` but no ``shared_state_manager``, a
             ``deadlock_detection_timeout`` that is not positive, or (as
@@ -142,6 +149,7 @@ class Worker:
         debug_mode: bool = False,
         interceptors: Sequence[Interceptor] = (),
         metrics: WorkerMetrics | None = None,
+        deployment_config: WorkerDeploymentConfig | None = None,
     ) -> None:
         if deadlock_detection_timeout is not None and deadlock_detection_timeout <= datetime.timedelta(0):
             raise ValueError(f"deadlock_detection_timeout must be positive (or None to disable it), "
@@ -153,6 +161,7 @@ class Worker:
         if metrics is not None and not isinstance(metrics, WorkerMetrics):
             raise TypeError(f"Worker(metrics=...) takes a spindle.worker.WorkerMetrics (or None), "
                             f"got {type(metrics).__name__}")
+        options = deployment_options(deployment_config)
         if not task_queue:
             raise ValueError("Worker needs a task_queue")
         if not workflows and not activities:
@@ -177,6 +186,7 @@ class Worker:
             found = _check_determinism(d)
             if found:
                 findings[d.name] = found
+        behaviors = versioning_behaviors(deployment_config, defs)
         if findings:
             raise WorkflowDeterminismCheckError(findings)
 
@@ -203,6 +213,8 @@ class Worker:
                 pollers=workflow_task_pollers,
                 deadlock_timeout=deadlock_timeout,
                 metrics=recorder,
+                deployment_options=options,
+                versioning_behaviors=behaviors,
             )
         if activities:
             ww = self._workflow_worker
@@ -218,6 +230,7 @@ class Worker:
                 shared_state_manager=shared_state_manager,
                 interceptors=interceptors,
                 metrics=recorder,
+                deployment_options=options,
             )
             if ww is not None:
                 ww._activities = self._activity_worker

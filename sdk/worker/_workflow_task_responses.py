@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import grpc
@@ -90,10 +90,15 @@ class WorkflowTaskResponder:
             (``None`` when caching is off).
         runs: the worker's sticky cache.
         metrics: records ``spindle_worker_*`` metrics, or ``None``.
+        deployment_options: the worker's build, sent with every completion with the behavior
+            ``versioning_behaviors`` gives the task's workflow type (``None``: an unversioned worker,
+            whose completions carry neither).
     """
 
     def __init__(self, stub: Any, namespace: str, identity: str, converter: Any, codecs: Sequence[PayloadCodec],
-                 sticky_attributes: svc.StickyExecutionAttributes | None, runs: RunCache, metrics: Any) -> None:
+                 sticky_attributes: svc.StickyExecutionAttributes | None, runs: RunCache, metrics: Any,
+                 deployment_options: pb.WorkerDeploymentOptions | None = None,
+                 versioning_behaviors: Mapping[str, int] | None = None) -> None:
         self._stub = stub
         self._ns = namespace
         self._identity = identity
@@ -102,6 +107,8 @@ class WorkflowTaskResponder:
         self._sticky_attrs = sticky_attributes
         self._runs = runs
         self._metrics = metrics
+        self._deployment_options = deployment_options
+        self._behaviors = versioning_behaviors or {}
 
     async def complete(self, task: svc.PollWorkflowTaskQueueResponse, commands: Sequence[pb.Command], run_id: str,
                        entry: CachedRun, closing: bool, acts: ActivityWorker | None
@@ -125,6 +132,9 @@ class WorkflowTaskResponder:
             return_new_workflow_task=not closing, namespace=self._ns)
         if self._sticky_attrs is not None and not closing:
             req.sticky_attributes.CopyFrom(self._sticky_attrs)
+        if self._deployment_options is not None:
+            req.deployment_options.CopyFrom(self._deployment_options)
+            req.versioning_behavior = self._behaviors.get(task.workflow_type, 0)  # type: ignore[assignment]
         try:
             if self._codecs:
                 await encode_message(self._codecs, req, context=task_context(task, self._ns))

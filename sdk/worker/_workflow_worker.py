@@ -96,6 +96,9 @@ class WorkflowWorker:
         deadlock_timeout: seconds workflow code may run without yielding before its task
             fails with :class:`~spindle._workflow.deadlock.DeadlockError`; ``None`` disables detection.
         metrics: records ``spindle_worker_*`` metrics (a recorder from ``WorkerMetrics``), or ``None``.
+        deployment_options: the worker's build, sent on every poll (sticky ones too) and completion
+            (``None``: an unversioned worker, whose requests carry none of the versioning fields).
+        versioning_behaviors: the behavior each workflow type declares on completion (with ``deployment_options``).
     """
 
     def __init__(
@@ -113,8 +116,11 @@ class WorkflowWorker:
         pollers: int = 2,
         deadlock_timeout: float | None = None,
         metrics: Any = None,
+        deployment_options: pb.WorkerDeploymentOptions | None = None,
+        versioning_behaviors: dict[str, int] | None = None,
     ) -> None:
         self._client = client
+        self._deployment_options = deployment_options
         self._stub = client._stub
         self._ns = client.namespace
         self._conv = client.data_converter
@@ -141,7 +147,8 @@ class WorkflowWorker:
         self._runs = runs = RunCache(max_cached, self._watchdog)
         self._history = WorkflowHistory(self._stub, self._ns, self._codecs)
         self._responses = WorkflowTaskResponder(self._stub, self._ns, identity, self._conv, self._codecs,
-                                                self._sticky_attrs, runs, metrics)
+                                                self._sticky_attrs, runs, metrics, deployment_options,
+                                                versioning_behaviors or {})
         self._queries = QueryAnswerer(self._stub, self._ns, self._codecs, runs, self._history, definitions,
                                       self._new_instance, self._guarded)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -197,6 +204,8 @@ class WorkflowWorker:
     async def _poll_loop(self, queue: str, sticky: bool) -> None:
         req = svc.PollWorkflowTaskQueueRequest(namespace=self._ns, task_queue=queue, identity=self._identity,
                                                sticky=sticky)
+        if self._deployment_options is not None:
+            req.deployment_options.CopyFrom(self._deployment_options)
         await poll_loop(f"workflow poll on {queue!r}", self.slots, lambda: self._stopping,
                         lambda: self._stub.PollWorkflowTaskQueue(req), lambda task: self._spawn(task, reserved=True),
                         self._on_poll)
