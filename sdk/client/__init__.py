@@ -41,10 +41,12 @@ from spindle.client._schedule_types import (
 )
 from spindle.client._schedule_wire import decoded_args
 from spindle.client._update import WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle.client._versioning import WorkflowExecutionVersioningInfo
+from spindle.client._visibility import WorkflowExecutionAsyncIterator
 from spindle.client._workflow_description import PendingActivity, PendingChild, WorkflowExecutionDescription
 from spindle.client._workflow_handle import WorkflowHandle
 from spindle.common._enums import WorkflowExecutionStatus, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from spindle.common._history import History, HistoryEvent
+from spindle.common._history import History, HistoryEvent, WorkflowHistory
 from spindle.exceptions import (
     RPCError,
     ScheduleAlreadyRunningError,
@@ -58,11 +60,14 @@ __all__ = [
     "BatchOperationSummary",
     "History",
     "HistoryEvent",
+    "WorkflowHistory",
+    "WorkflowExecutionAsyncIterator",
     "ResetType",
     "ApiKey",
     "Client",
     "WorkflowHandle",
     "WorkflowExecutionDescription",
+    "WorkflowExecutionVersioningInfo",
     "PendingActivity",
     "PendingActivityState",
     "PendingChild",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import functools
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -27,6 +27,7 @@ from spindle.client._reset import ResetType
 from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
 from spindle.client._tls import TLSConfig
+from spindle.client._visibility import WorkflowExecutionAsyncIterator
 from spindle.client._workflow_description import WorkflowExecutionDescription
 from spindle.client._workflow_handle import WorkflowHandle, existing_handle
 from spindle.client._workflow_service import WorkflowService
@@ -219,20 +220,23 @@ class Client(ClientPlumbing):
         return self.get_workflow_handle(workflow_id, run_id=run_id, first_execution_run_id=first_execution_run_id,
                                         workflow=workflow)
 
-    async def list_workflows(self, query: str = "", *, page_size: int = 1000
-                             ) -> AsyncIterator[WorkflowExecutionDescription]:
+    def list_workflows(self, query: str = "", *, limit: int | None = None, page_size: int = 1000,
+                       next_page_token: bytes | None = None) -> WorkflowExecutionAsyncIterator:
         """Iterate over the executions matching a visibility ``query``: ``async for wf in client.list_workflows(q)``.
 
-        Reads all pages, ``page_size`` rows a call. Visibility is eventually consistent, as in Temporal: a run's row
-        (its start, status, search attributes and history length) is written with the server's next acknowledgement
-        batch, tens of milliseconds after the change, so a listing right after a start may not show the run yet.
-        ``describe()`` is always current.
+        Reads one page at a time, ``page_size`` rows a call, and stops after ``limit`` rows (None: all);
+        ``next_page_token`` starts from a page a previous listing returned. ``.map_histories()`` on the result
+        streams the listed runs' histories (for ``Replayer.replay_workflows``). Visibility is eventually
+        consistent, as in Temporal: a run's row (its start, status, search attributes and history length) is
+        written with the server's next acknowledgement batch, tens of milliseconds after the change, so a
+        listing right after a start may not show the run yet. ``describe()`` is always current.
 
         Raises:
-            RPCError: the query is malformed (``status="INVALID_ARGUMENT"``).
+            ValueError: ``page_size`` < 1 or ``limit`` < 0 (at once).
+            RPCError: (from the iteration) the query is malformed (``status="INVALID_ARGUMENT"``).
         """
-        async for row in _visibility.list_workflows(self, query, page_size=page_size):
-            yield row
+        return _visibility.WorkflowExecutionAsyncIterator(self, query, page_size=page_size, limit=limit,
+                                                          next_page_token=next_page_token)
 
     async def list_workflows_page(self, query: str = "", *, page_size: int = 100, next_page_token: bytes | None = None
                                   ) -> tuple[list[WorkflowExecutionDescription], bytes | None]:

@@ -31,7 +31,7 @@ from google.protobuf.message import Message
 
 from spindle.api import messages_pb2 as pb
 
-__all__ = ["History", "HistoryEvent", "event_type_name", "event_type_value", "message_to_dict"]
+__all__ = ["History", "HistoryEvent", "WorkflowHistory", "event_type_name", "event_type_value", "message_to_dict"]
 
 _UTC = datetime.timezone.utc
 _EVENT_TYPE_PREFIX = "EVENT_TYPE_"
@@ -243,3 +243,7 @@ class History:
         return [e for e in self.events if e.event_type == event_type]
 
 
+
+
+WorkflowHistory = History
+"""temporalio's name for a run's history (``client.list_workflows(q).map_histories()`` yields these)."""
