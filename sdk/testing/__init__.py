@@ -9,6 +9,9 @@ async with await WorkflowEnvironment.start_time_skipping() as env:
 await Replayer(workflows=[W]).replay_workflow(history)   # raises NonDeterminismError
 ```
 
+``Replayer`` is also ``spindle.worker.Replayer`` (temporalio's place for it); see there for
+replaying a server's histories (``client.list_workflows(q).map_histories()``).
+
 ``WorkflowEnvironment.start_local()`` runs the same in-process control plane on the real
 clock (it accepts Temporal's dev-server options and ignores them), and
 ``WorkflowEnvironment.from_client(client)`` wraps a client of a running server, so a
@@ -21,13 +24,23 @@ The pytest plugin (``spindle.testing.pytest_plugin``, registered as entry point
 from spindle.exceptions import NonDeterminismError
 from spindle.testing._activity_env import ActivityEnvironment, default_info
 from spindle.testing._environment import WorkflowEnvironment
-from spindle.testing._replayer import Replayer, ReplayReport, ReplayResult, UnknownWorkflowTypeError, load_history
+from spindle.testing._replayer import (
+    Replayer,
+    ReplayReport,
+    ReplayResult,
+    UnknownWorkflowTypeError,
+    WorkflowReplayResult,
+    WorkflowReplayResults,
+    load_history,
+)
 
 __all__ = [
     "WorkflowEnvironment",
     "Replayer",
     "ReplayReport",
     "ReplayResult",
+    "WorkflowReplayResult",
+    "WorkflowReplayResults",
     "UnknownWorkflowTypeError",
     "ActivityEnvironment",
     "NonDeterminismError",

@@ -19,6 +19,7 @@ from spindle._interceptors.worker import (
 )
 from spindle.worker._deployment import WorkerDeploymentConfig
 from spindle.worker._metrics import WorkerMetrics
+from spindle.worker._replayer import Replayer, WorkflowReplayResult, WorkflowReplayResults
 from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "WorkflowInterceptorClassInput", "WorkflowInboundInterceptor", "WorkflowOutboundInterceptor",
     "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
     "WorkerDeploymentConfig",
+    "Replayer", "WorkflowReplayResult", "WorkflowReplayResults",
 ]
