@@ -8,6 +8,7 @@ no client)::
     spindle workflow start | signal | ... | list   spindle.cli.workflow
     spindle namespace create | ... | delete        spindle.cli.namespace
     spindle schedule create | ... | delete         spindle.cli.schedule
+    spindle deployment list | describe | set-...   spindle.cli.deployment
     spindle dsl validate | graph | run | schedule  spindle.cli.dsl
     spindle replay                                 spindle.cli.replay
     spindle admin setup-schema | api-key ...       spindle.cli.admin
@@ -45,6 +46,7 @@ COMMANDS = {
     "workflow": "spindle.cli.workflow:group",
     "namespace": "spindle.cli.namespace:group",
     "schedule": "spindle.cli.schedule:group",
+    "deployment": "spindle.cli.deployment:group",
     "dsl": "spindle.cli.dsl:group",
     "replay": "spindle.cli.replay:command",
     "admin": "spindle.cli.admin:group",
