@@ -1,9 +1,9 @@
-"""``spindle workflow start|signal|query|result|cancel|terminate|reset|describe|show|list``.
+"""``spindle workflow start|signal|query|result|cancel|terminate|reset|update-options|describe|show|list``.
 
 Every verb takes the connection flags (``--address``, ``--namespace``, ``--api-key``, TLS)
 and ``--codec MODULE:FACTORY`` (see :mod:`spindle.cli._connection`). ``signal``, ``cancel``,
-``terminate`` and ``reset`` act on one execution (``--workflow-id``) or on every one a
-``--query`` matches (:mod:`spindle.cli._batch`).
+``terminate``, ``reset`` and ``update-options`` act on one execution (``--workflow-id``) or on
+every one a ``--query`` matches (:mod:`spindle.cli._batch`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,15 @@ import click
 from spindle.cli import new_group
 from spindle.cli._batch import batch_options, dispatch, reset_options, reset_single
 from spindle.cli._connection import Connection, client_options
-from spindle.cli._output import OK, out, out_json, warn
+from spindle.cli._output import OK, fail, out, out_json, warn
 from spindle.cli._values import duration_arg, json_arg
+from spindle.cli._versioning import (
+    override_batch_call,
+    override_options,
+    override_single,
+    override_text,
+    versioning_dict,
+)
 from spindle.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 if TYPE_CHECKING:
@@ -25,8 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["group"]
 
-group = new_group("workflow", "start, signal, query, result, cancel, terminate, reset, describe, show and list "
-                              "executions")
+group = new_group("workflow", "start, signal, query, result, cancel, terminate, reset, update-options, describe, "
+                              "show and list executions")
 
 Body = Callable[[dict[str, Any], "Client"], Awaitable[int]]
 
@@ -65,6 +72,7 @@ def _describe_dict(d: WorkflowExecutionDescription) -> dict[str, Any]:
         "pending_activities": [
             {"activity_id": a.activity_id, "activity_type": a.activity_type, "state": a.state, "attempt": a.attempt}
             for a in d.pending_activities],
+        **versioning_dict(d),
     }
 
 
@@ -178,8 +186,26 @@ def reset(conn: Connection, **params: Any) -> int:
     return _run(conn, dispatch("reset", reset_single), params)
 
 
+# ---------------------------------------------------------------------- update-options
+@group.command("update-options", short_help="set or remove a run's versioning override (worker build versioning)",
+               help="set or remove the versioning override of one execution, or of every one a --query matches: "
+                    "--pinned-version DEPLOYMENT.BUILD sends its next workflow tasks only to that build's workers, "
+                    "--auto-upgrade to the deployment's current version, --unset-override returns it to the "
+                    "behavior its workflow declared. Needs the namespace's admin role")
+@_workflow_options(batch=True)
+@override_options
+@batch_options
+def update_options(conn: Connection, **params: Any) -> int:
+    override = override_text(params)  # exactly one of the three flags, before anything is sent
+    if override is None:
+        fail("give one of --pinned-version DEPLOYMENT.BUILD, --auto-upgrade or --unset-override")
+    return _run(conn, dispatch("update-options", override_single, override_batch_call), params)
+
+
 # ---------------------------------------------------------------------- describe, show, list
-@group.command("describe", help="status and pending work of a run")
+@group.command("describe", help="status and pending work of a run; for a run of a versioned worker its versioning: "
+                                "behavior, the build that ran its last task, an override, and pinned_version (the "
+                                "build its next workflow task waits for; null: the deployment's routing decides)")
 @_workflow_options()
 def describe(conn: Connection, **params: Any) -> int:
     async def body(params: dict[str, Any], client: Client) -> int:

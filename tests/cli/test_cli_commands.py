@@ -44,7 +44,8 @@ def test_the_walk_finds_every_command_group_and_verb() -> None:
     assert {"server start-dev", "server start", "workflow start", "workflow reset", "workflow list",
             "namespace create", "namespace delete", "schedule create", "schedule backfill", "dsl validate",
             "dsl schedule", "replay", "admin setup-schema", "admin api-key create", "admin api-key new-secret",
-            "terraform install-provider"} <= paths
+            "terraform install-provider", "deployment describe", "deployment set-ramping",
+            "workflow update-options"} <= paths
     assert len(LEAVES) >= 35, LEAVES
 
 
@@ -120,7 +121,7 @@ def test_the_console_script_exits_2_for_a_bad_flag_and_0_for_help() -> None:
     assert not bad.stdout
     shown = subprocess.run([SPINDLE, "--help"], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
-    for group in ("server", "workflow", "namespace", "schedule", "dsl", "replay", "admin", "terraform"):
+    for group in ("server", "workflow", "namespace", "schedule", "deployment", "dsl", "replay", "admin", "terraform"):
         assert f"\n  {group} " in shown.stdout, shown.stdout
     assert not shown.stderr  # no warning (e.g. a command group that failed to load)
 
