@@ -1,10 +1,18 @@
-"""``spindle replay``: replay history JSON files through workflow code (for CI).
+"""``spindle replay``: replay recorded histories through workflow code (for CI).
 
     spindle replay --workflows myapp.workflows:OrderWorkflow [--workflows ...] histories/*.json
+    spindle replay --workflows myapp.workflows:OrderWorkflow --address HOST:PORT --namespace NS \
+        --query "WorkflowType = 'Order' AND StartTime > '2026-11-01T00:00:00Z'" [--limit 500] [--save DIR]
+
+The first form replays history JSON files; the second (server mode, :mod:`spindle.cli._replay_server`)
+fetches the histories of the runs a visibility query selects and replays them, with the
+connection flags of the other commands (TLS, ``--api-key`` defaulting to ``$SPINDLE_API_KEY``).
 
 Exit status: 0 when every history replays, 1 when at least one does not (each failing
-file is listed with its error, e.g. the NonDeterminismError message), 2 for usage errors
-(a ``--workflows`` value that cannot be imported, no files).
+history is listed with its error, e.g. the NonDeterminismError message naming the event), 2
+for usage errors, reported before anything is read or written (a ``--workflows`` value that
+cannot be imported, no files, files together with ``--query``, ``--limit`` below 1, a
+``--save`` path that is not a directory, a query the server refuses).
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ from typing import Any
 
 import click
 
+from spindle.cli._connection import Connection, client_options
 from spindle.cli._output import FAILED, OK, CliError, out
+from spindle.cli._replay_server import check_save_dir, run_server_replay
 from spindle.cli._user_modules import UserModuleError, import_user_module
 
 __all__ = ["command", "resolve_workflow", "run_replay"]
@@ -33,7 +43,7 @@ def resolve_workflow(spec: str) -> list[Any]:
     Raises:
         CliError: malformed spec, module or attribute missing, or not a workflow (exit status 2).
     """
-    from spindle.testing import Replayer
+    from spindle.worker import Replayer
 
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
@@ -80,7 +90,7 @@ def run_replay(workflow_specs: Sequence[str], paths: Sequence[str]) -> int:
     Raises:
         CliError: a usage error (exit status 2).
     """
-    from spindle.testing import Replayer
+    from spindle.worker import Replayer
 
     workflows = [w for spec in workflow_specs for w in resolve_workflow(spec)]
     try:
@@ -88,7 +98,7 @@ def run_replay(workflow_specs: Sequence[str], paths: Sequence[str]) -> int:
     except ValueError as e:  # two definitions of one workflow type
         raise _usage(str(e)) from None
     files = _expand(paths)
-    report = asyncio.run(replayer.replay_workflows(files))
+    report = asyncio.run(replayer.replay_workflows(files, raise_on_replay_failure=False))
     for r in report.results:
         if r.ok:
             out(f"ok      {r.source} ({r.workflow_type} {r.workflow_id})")
@@ -101,13 +111,34 @@ def run_replay(workflow_specs: Sequence[str], paths: Sequence[str]) -> int:
     return FAILED if n_fail else OK
 
 
-@click.command("replay", short_help="check that workflow code reproduces recorded histories (JSON files)",
+@click.command("replay", short_help="check that workflow code reproduces recorded histories (files or a server's)",
                help="Replay each history JSON file (History.to_json() / `spindle workflow show --output json`) through "
-                    "the given workflow definitions (PATH: a history JSON file, or a directory: every *.json below it). "
+                    "the given workflow definitions (PATH: a history JSON file, or a directory: every *.json below it); "
+                    "or, with --query, the histories of the runs the query selects on the server (--address, "
+                    "--namespace, TLS and API key flags as the other commands). "
                     "Exit 0 if all replay, 1 if any fails, 2 on usage errors.")
 @click.option("--workflows", "-w", multiple=True, required=True, metavar="MODULE:ATTR",
               help="a workflow definition to register, e.g. myapp.workflows:OrderWorkflow (repeatable); MODULE:ATTR "
                    "may also name a list of definitions")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-def command(workflows: tuple[str, ...], paths: tuple[str, ...]) -> int:
-    return run_replay(workflows, paths)
+@click.option("--query", "-q", default=None,
+              help="server mode: replay the runs this visibility query selects, e.g. "
+                   "\"WorkflowType = 'Order' AND StartTime > '2026-11-01T00:00:00Z'\" (no PATH then)")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="with --query: replay at most this many runs (at least 1)")
+@click.option("--save", "save", metavar="DIR", default=None,
+              help="with --query: write each replayed history to DIR as JSON (the format PATH takes), for CI to keep")
+@client_options()
+@click.argument("paths", nargs=-1, metavar="[PATH...]")
+def command(conn: Connection, workflows: tuple[str, ...], query: str | None, limit: int | None, save: str | None,
+            paths: tuple[str, ...]) -> int:
+    if query is None:
+        if limit is not None or save is not None:
+            raise _usage(f"{'--limit' if limit is not None else '--save'} needs --query (server mode)")
+        if not paths:
+            raise _usage("give history files (PATH...) or --query to replay from a server")
+        return run_replay(workflows, paths)
+    if paths:
+        raise _usage(f"give either history files or --query, not both (got --query and {paths[0]!r})")
+    save_dir = check_save_dir(save) if save is not None else None
+    defns = [w for spec in workflows for w in resolve_workflow(spec)]
+    return run_server_replay(conn, defns, query, limit=limit, save=save_dir)
