@@ -1,4 +1,4 @@
-"""Batch operations: terminate, cancel, signal or reset every execution a visibility query matches.
+"""Batch operations: terminate, cancel, signal, reset or set the versioning override of every execution a query matches.
 
 The server has no batch object: a batch is ordinary per-execution calls made by the
 client, with a rate limit and a bounded number in flight. Safe to run again after an
@@ -34,6 +34,8 @@ from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.client._definitions import SIGNAL_ATTR, handler_name_and_hint
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
+from spindle.client._versioning import check_override, options_request
+from spindle.common._versioning import VersioningOverride
 from spindle.converter._data_converter import DataConverter
 
 audit_log = logging.getLogger("spindle.audit")
@@ -97,7 +99,7 @@ class BatchOperationSummary:
 
     Attributes:
         batch_id: the id its request ids derive from (run the same batch again with it to resume).
-        operation: ``terminate``, ``cancel``, ``signal`` or ``reset``.
+        operation: ``terminate``, ``cancel``, ``signal``, ``reset`` or ``set_versioning_override``.
         query: the visibility query that chose the executions.
         total: how many executions matched.
         done: executions the operation was applied to (or had been, by an earlier run of the batch).
@@ -168,7 +170,8 @@ Action = Callable[[BatchTarget, str], Awaitable[None]]
 
 
 def make_action(client: BatchClient, operation: str, *, reason: str = "", signal: str = "", args: Sequence[Any] = (),
-                reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK, reapply_signals: bool = True) -> Action:
+                reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK, reapply_signals: bool = True,
+                override: VersioningOverride | None = None) -> Action:
     """The per-execution call of ``operation`` (given the target and its request id)."""
     if operation == "terminate":
         async def act(t: BatchTarget, request_id: str) -> None:
@@ -207,8 +210,16 @@ def make_action(client: BatchClient, operation: str, *, reason: str = "", signal
                     first_error = first_error or e
             assert first_error is not None
             raise first_error
+    elif operation == "set_versioning_override":
+        override = check_override(override)
+
+        async def act(t: BatchTarget, request_id: str) -> None:  # setting the same override again is a no-op
+            await client._rpc("UpdateWorkflowExecutionOptions", options_request(
+                client.namespace, pb.WorkflowExecution(workflow_id=t.workflow_id, run_id=t.run_id), override,
+                client.identity))
     else:
-        raise ValueError(f"operation: {operation!r} is not one of terminate, cancel, signal, reset")
+        raise ValueError(f"operation: {operation!r} is not one of terminate, cancel, signal, reset, "
+                         "set_versioning_override")
     return act
 
 
@@ -268,19 +279,21 @@ async def run_batch(client: BatchClient, operation: str, query: str, targets: Se
 async def batch(client: BatchClient, operation: str, query: str, *, reason: str = "", signal: Any = "",
                 args: Sequence[Any] = (), reset_type: ResetType = ResetType.LAST_WORKFLOW_TASK,
                 reapply_signals: bool = True, rps: float | None = None, batch_id: str | None = None,
-                on_item: Callable[[BatchItemOutcome], None] | None = None) -> BatchOperationSummary:
+                on_item: Callable[[BatchItemOutcome], None] | None = None,
+                override: VersioningOverride | None = None) -> BatchOperationSummary:
     """Collect the targets of ``query`` and apply the operation to each (see the module docstring).
 
-    ``signal`` is the signal's name or its ``@workflow.signal`` method (TypeError for anything else).
+    ``signal`` is the signal's name or its ``@workflow.signal`` method (TypeError for anything else);
+    ``override`` is what ``set_versioning_override`` sets (None: removes it).
     """
     signal = handler_name_and_hint(signal, SIGNAL_ATTR)[0]
     action = make_action(client, operation, reason=reason, signal=signal, args=args, reset_type=reset_type,
-                         reapply_signals=reapply_signals)
+                         reapply_signals=reapply_signals, override=override)
     if batch_id is None:
         batch_id = default_batch_id(client.namespace, operation, query,
                                     [reason, signal, int(reset_type), reapply_signals,
                                      [a if isinstance(a, (str, int, float, bool, type(None))) else repr(a)
-                                      for a in args]])
+                                      for a in args]] + ([repr(override)] if override is not None else []))
     targets = await collect_targets(client, query)
     if operation == "reset":
         targets = one_per_workflow(targets)

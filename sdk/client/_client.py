@@ -33,6 +33,7 @@ from spindle.client._workflow_handle import WorkflowHandle, existing_handle
 from spindle.client._workflow_service import WorkflowService
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._search_attributes import TypedSearchAttributes
+from spindle.common._versioning import VersioningOverride
 from spindle.converter._data_converter import DataConverter
 from spindle.converter._payload_codec import PayloadCodec
 
@@ -331,6 +332,14 @@ class Client(ClientPlumbing):
         """
         return await _batch.batch(self, "reset", query, reason=reason, reset_type=type,
                                   reapply_signals=reapply_signals, rps=rps, batch_id=batch_id)
+
+    async def batch_set_versioning_override(self, query: str, override: VersioningOverride | None, *,
+                                            rps: float | None = None, batch_id: str | None = None
+                                            ) -> BatchOperationSummary:
+        """Set (None: remove) the versioning override of every execution ``query`` matches, as
+        :meth:`WorkflowHandle.set_versioning_override` does for one. Args, Returns, Raises: :meth:`batch_terminate`;
+        also TypeError for an ``override`` that is neither a VersioningOverride nor None."""
+        return await _batch.batch(self, "set_versioning_override", query, override=override, rps=rps, batch_id=batch_id)
 
     async def create_schedule(self, id: str, schedule: Schedule, *, trigger_immediately: bool = False,
                               backfill: Sequence[ScheduleBackfill] = (), memo: Mapping[str, Any] | None = None,

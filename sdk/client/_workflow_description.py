@@ -25,6 +25,7 @@ from spindle.client._raw_description import (
     raw_execution_info,
 )
 from spindle.client._rpc import time_from_ms
+from spindle.client._versioning import WorkflowExecutionVersioningInfo, versioning_info
 from spindle.common._enums import WorkflowExecutionStatus
 from spindle.common._search_attributes import TypedSearchAttributes, typed_from_payloads
 from spindle.converter._data_converter import DataConverter
@@ -63,6 +64,8 @@ class WorkflowExecutionDescription:
 
     ``pending_activities`` and ``pending_children`` are filled by ``describe()`` only.
     ``memo`` and ``search_attributes`` values are decoded as plain JSON values.
+    ``versioning_info``: which build runs the execution's workflow tasks (worker build versioning);
+    None when it never ran on a versioned worker.
     """
 
     id: str
@@ -81,6 +84,7 @@ class WorkflowExecutionDescription:
     first_run_id: str = ""
     pending_activities: Sequence[PendingActivity] = ()
     pending_children: Sequence[PendingChild] = ()
+    versioning_info: WorkflowExecutionVersioningInfo | None = None
     raw: Message | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
@@ -184,5 +188,6 @@ def describe_execution(converter: DataConverter, info: svc.WorkflowExecutionInfo
         first_run_id=info.first_run_id,
         pending_activities=pending,
         pending_children=children,
+        versioning_info=versioning_info(info),
         raw=resp if resp is not None else info,
     )

@@ -32,9 +32,11 @@ from spindle.client._definitions import (
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.client._rpc import duration_ms
 from spindle.client._update import UpdateClient, WorkflowUpdateHandle, WorkflowUpdateStage
+from spindle.client._versioning import check_override, options_request
 from spindle.client._workflow_description import WorkflowExecutionDescription, describe_execution
 from spindle.common._enums import WorkflowExecutionStatus
 from spindle.common._history import History, HistoryEvent
+from spindle.common._versioning import VersioningOverride
 from spindle.converter._data_converter import DataConverter
 
 __all__ = ["WorkflowClient", "WorkflowHandle", "close_error", "existing_handle"]
@@ -334,6 +336,23 @@ class WorkflowHandle(Generic[R]):
         return await reset_workflow(self._client, self.id, self._execution().run_id, event_id=event_id,
                                     reset_type=type,
                                     reason=reason, reapply_signals=reapply_signals, request_id=request_id)
+
+    async def set_versioning_override(self, override: VersioningOverride | None) -> None:
+        """Set where the execution's workflow tasks run, whatever its versioning behavior (None: remove the override).
+
+        A :class:`~spindle.common.PinnedVersioningOverride` sends its next tasks to that build; an
+        :class:`~spindle.common.AutoUpgradeVersioningOverride` to the deployment's current version. The change
+        is recorded in the history (a ``WorkflowExecutionOptionsUpdated`` event, which replays as a no-op) and
+        shows in ``describe().versioning_info.versioning_override``. Setting the same override again changes nothing.
+
+        Raises:
+            WorkflowNotFoundError: no such execution.
+            RPCError: the server refused the change (e.g. ``FAILED_PRECONDITION``: the execution is closed).
+            TypeError: ``override`` is neither a VersioningOverride nor None.
+        """
+        client = self._client
+        await client._rpc("UpdateWorkflowExecutionOptions", options_request(
+            client.namespace, self._execution(), check_override(override), client.identity))
 
     async def describe(self) -> WorkflowExecutionDescription:
         """Status, times, memo, search attributes and pending work of the run.
