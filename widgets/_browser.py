@@ -17,7 +17,7 @@ from spindle.widgets._export import export_html
 from spindle.widgets._history_graph import HistoryGraph
 from spindle.widgets._svg import PALETTE, escape, status_badge
 
-__all__ = ["ExecutionBrowser", "STATUS_NAMES", "scheduled_by_query", "split_query"]
+__all__ = ["BUILD_ATTRIBUTE", "ExecutionBrowser", "STATUS_NAMES", "build_of", "scheduled_by_query", "split_query"]
 
 #: Visibility names of the execution statuses, in display order.
 STATUS_NAMES: tuple[str, ...] = ("Running", "Completed", "Failed", "Canceled", "Terminated", "ContinuedAsNew",
@@ -28,6 +28,10 @@ _TAIL = re.compile(r"\b(ORDER|GROUP)\s+BY\b", re.IGNORECASE)
 _POSITION = re.compile(r"position (\d+)")
 _COLUMNS = (("status", "110px"), ("workflow id", "230px"), ("type", "150px"), ("started", "190px"),
             ("closed", "190px"), ("events", "60px"))
+#: The build column, shown when a row of the page ran on a versioned worker (worker build versioning).
+_BUILD_COLUMN = ("build", "170px")
+#: The system search attribute naming the build (``DEPLOYMENT.BUILD``) an execution runs on.
+BUILD_ATTRIBUTE = "TemporalWorkerDeploymentVersion"
 
 
 def split_query(query: str) -> tuple[str, str]:
@@ -70,6 +74,14 @@ def _status_name(desc: Any) -> str:
     return str(getattr(status, "name", status or "")).replace("_", " ").title().replace(" ", "")
 
 
+def build_of(desc: Any) -> str:
+    """The build (``DEPLOYMENT.BUILD``) a listed execution runs on, from its search attributes ("" if unversioned)."""
+    value = (getattr(desc, "search_attributes", None) or {}).get(BUILD_ATTRIBUTE)
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else None
+    return str(value) if value else ""
+
+
 def _time(value: Any) -> str:
     return value.isoformat(sep=" ", timespec="seconds") if value is not None else "—"
 
@@ -98,6 +110,9 @@ class ExecutionBrowser(w.VBox):
     ``client.list_workflows_page`` and their page tokens, so going back to a
     page reads it again (fresh statuses) without re-reading the pages before it.
     A malformed query shows the parser's message with a caret at its position.
+    When a row of the page ran on a versioned worker, a "build" column shows the
+    build (``DEPLOYMENT.BUILD``) of each row, from its ``TemporalWorkerDeploymentVersion``
+    search attribute; a page of unversioned executions has no such column.
     Clicking a row's "open" button shows that run's ``HistoryGraph`` below the
     table (``open_row(index)`` does the same from code; the graph opens children
     through ``handle.client``). Loading never blocks the kernel: it is
@@ -177,9 +192,15 @@ class ExecutionBrowser(w.VBox):
             graph.close()
         super().close()
 
+    @property
+    def shows_builds(self) -> bool:
+        """Whether the page has the build column: a row of it ran on a versioned worker."""
+        return any(build_of(desc) for desc in self.rows)
+
     def to_svg(self) -> str:
-        """The counts and the current page as a standalone SVG table."""
-        row_h, width = 20, 960
+        """The counts and the current page as a standalone SVG table (with a build column when a row has one)."""
+        builds = self.shows_builds
+        row_h, width = 20, 1080 if builds else 960
         height = 60 + row_h * (len(self.rows) + 1)
         out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="spindle-browser" width="{width}" height="{height}" '
                f'font-family="sans-serif" font-size="12"><rect width="{width}" height="{height}" fill="#fff"/>',
@@ -193,9 +214,10 @@ class ExecutionBrowser(w.VBox):
             out.append(f'<rect x="{x}" y="28" width="{len(label) * 7 + 10}" height="16" rx="7" fill="{fill}" '
                        f'stroke="{stroke}"/><text x="{x + 5}" y="40">{escape(label)}</text>')
             x += len(label) * 7 + 18
-        xs = [8, 118, 348, 498, 688]
+        xs = [8, 118, 348, 498, 688, 878]
+        titles = ("status", "workflow id", "type", "started", "closed", "build")[:6 if builds else 5]
         y = 64
-        for col, title in zip(xs, ("status", "workflow id", "type", "started", "closed")):
+        for col, title in zip(xs, titles):
             out.append(f'<text x="{col}" y="{y}" font-weight="600" fill="#546e7a">{title}</text>')
         for desc in self.rows:
             y += row_h
@@ -206,7 +228,9 @@ class ExecutionBrowser(w.VBox):
                        f'<text x="12" y="{y}">{escape(status)}</text><text x="{xs[1]}" y="{y}">{escape(desc.id)}</text>'
                        f'<text x="{xs[2]}" y="{y}">{escape(desc.workflow_type)}</text>'
                        f'<text x="{xs[3]}" y="{y}">{escape(_time(desc.start_time))}</text>'
-                       f'<text x="{xs[4]}" y="{y}">{escape(_time(desc.close_time))}</text></g>')
+                       f'<text x="{xs[4]}" y="{y}">{escape(_time(desc.close_time))}</text>'
+                       + (f'<text x="{xs[5]}" y="{y}" class="spindle-build">{escape(build_of(desc))}</text>'
+                          if builds else "") + '</g>')
         out.append("</svg>")
         return "".join(out)
 
@@ -327,17 +351,21 @@ class ExecutionBrowser(w.VBox):
                           for name, count in self.status_counts.items())
         self.counts_view.value = (f"<div style='font:13px sans-serif;margin:4px 0'><b>{self.total}</b> matching "
                                   f"&nbsp;{badges}</div>")
+        builds = self.shows_builds
+        columns = (*_COLUMNS, _BUILD_COLUMN) if builds else _COLUMNS
         header = w.HTML("<div style='display:flex;font:600 12px sans-serif;color:#546e7a'>" + "".join(
-            f"<div style='width:{width}'>{name}</div>" for name, width in _COLUMNS) + "</div>")
+            f"<div style='width:{width}'>{name}</div>" for name, width in columns) + "</div>")
         rows: list[w.Widget] = [header]
         for index, desc in enumerate(self.rows):
             status = _status_name(desc)
             cells = [status_badge(_PALETTE_KEY.get(status, ""), status), escape(desc.id),
                      escape(desc.workflow_type), _time(desc.start_time), _time(desc.close_time),
                      str(desc.history_length)]
+            if builds:
+                cells.append(f"<span class='spindle-build'>{escape(build_of(desc))}</span>")
             html = w.HTML("<div style='display:flex;font:12px sans-serif'>" + "".join(
                 f"<div style='width:{width};overflow:hidden;white-space:nowrap'>{cell}</div>"
-                for cell, (_name, width) in zip(cells, _COLUMNS)) + "</div>")
+                for cell, (_name, width) in zip(cells, columns)) + "</div>")
             button = w.Button(description="open", layout=w.Layout(width="60px", height="22px"))
             button.on_click(lambda _b, i=index: self.open_row(i))
             rows.append(w.HBox([html, button]))

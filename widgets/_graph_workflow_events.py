@@ -4,15 +4,23 @@ Workflow tasks are where the graph's causal order comes from: a workflow task st
 is triggered by the events pending since the previous one (``triggers``), or follows
 it (``next``); the commands a completed workflow task issued hang off it
 (:meth:`BuilderState.from_wft`).
+
+Worker build versioning: a workflow task run by a versioned worker records its build in
+``details["build"]`` (``DEPLOYMENT.BUILD``, from the ``deployment_version`` of
+WorkflowTaskStarted, then of WorkflowTaskCompleted) and the behavior the completion
+declared in ``details["versioning_behavior"]`` (``pinned`` / ``auto upgrade``); tasks of
+unversioned workers have neither.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from spindle.client import HistoryEvent
 from spindle.widgets._graph_builder_state import BuilderState, EventHandler
 from spindle.widgets._payloads import decode_payloads
 
-__all__ = ["CLOSE_STATUS", "WorkflowEvents"]
+__all__ = ["CLOSE_STATUS", "WorkflowEvents", "build_of"]
 
 #: Closing event type -> the run's final status.
 CLOSE_STATUS = {
@@ -23,6 +31,23 @@ CLOSE_STATUS = {
     "WorkflowExecutionTimedOut": "timed_out",
     "WorkflowExecutionContinuedAsNew": "continued_as_new",
 }
+
+
+def build_of(attributes: dict[str, Any]) -> str:
+    """``DEPLOYMENT.BUILD`` of a workflow task event's ``deployment_version`` ("" for an unversioned worker)."""
+    version = attributes.get("deployment_version")
+    if not isinstance(version, dict) or not version.get("deployment_name"):
+        return ""
+    return f"{version['deployment_name']}.{version.get('build_id', '')}"
+
+
+def _set_versioning(details: dict[str, Any], attributes: dict[str, Any]) -> None:
+    build = build_of(attributes)
+    if build:
+        details["build"] = build
+    behavior = str(attributes.get("versioning_behavior", "")).removeprefix("VERSIONING_BEHAVIOR_")
+    if build and behavior and behavior != "UNSPECIFIED":
+        details["versioning_behavior"] = behavior.lower().replace("_", " ")
 
 
 class WorkflowEvents:
@@ -94,6 +119,7 @@ class WorkflowEvents:
             return
         node.order_key = event.event_id
         node.details["identity"] = event.attributes.get("identity", "")
+        _set_versioning(node.details, event.attributes)
         if s.pending:
             for source in s.pending:
                 s.edge(source, node_id, "triggers")
@@ -105,8 +131,10 @@ class WorkflowEvents:
     def _wft_completed(self, event: HistoryEvent) -> None:
         s = self._state
         node_id = s.wft_by_sched.get(int(event.attributes.get("scheduled_event_id") or 0))
-        if s.update(node_id, event, status="completed") is not None and node_id is not None:
+        node = s.update(node_id, event, status="completed")
+        if node is not None and node_id is not None:
             s.wft_by_completed[event.event_id] = node_id
+            _set_versioning(node.details, event.attributes)
 
     def _wft_failed(self, event: HistoryEvent) -> None:
         s = self._state

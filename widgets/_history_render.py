@@ -13,7 +13,7 @@ from spindle.widgets._graph_nodes import GraphNode
 from spindle.widgets._payloads import failure_text, format_value, truncate
 from spindle.widgets._svg import Shape, escape, render_graph
 
-__all__ = ["collapse_workflow_tasks", "describe_node", "history_svg", "node_shape", "node_tooltip"]
+__all__ = ["build_line", "collapse_workflow_tasks", "describe_node", "history_svg", "node_shape", "node_tooltip"]
 
 _FORMS = {
     "workflow_start": "pill", "workflow_close": "pill", "workflow_task": "dot", "marker": "tag",
@@ -30,7 +30,18 @@ def _sublabel(node: GraphNode) -> str:
         return node.child[0]
     if node.kind in ("workflow_start", "workflow_close"):
         return ""
+    if node.kind == "workflow_task" and node.details.get("build"):
+        return f"{node.status.replace('_', ' ')} · {node.details['build']}"
     return node.status.replace("_", " ")
+
+
+def build_line(node: GraphNode) -> str:
+    """``build orders.1.0 (pinned)`` for a workflow task a versioned worker ran ("" otherwise)."""
+    build = node.details.get("build") if node.kind == "workflow_task" else None
+    if not build:
+        return ""
+    behavior = node.details.get("versioning_behavior")
+    return f"build {build}" + (f" ({behavior})" if behavior else "")
 
 
 def _duration(node: GraphNode) -> str:
@@ -45,6 +56,8 @@ def node_tooltip(node: GraphNode) -> str:
     lines = [f"{node.label} ({node.kind.replace('_', ' ')}): {node.status.replace('_', ' ')}",
              f"events {node.event_ids[0]}–{node.event_ids[-1]}" if len(node.event_ids) > 1
              else f"event {node.first_event_id}"]
+    if build_line(node):
+        lines.append(build_line(node))
     if node.attempts:
         lines.append("attempts: " + ", ".join(f"#{a.number} {a.outcome}" for a in node.attempts))
     if _duration(node):
