@@ -23,13 +23,10 @@ from spindle.cli._output import FAILED, OK, USAGE, fail, note, out, out_json
 if TYPE_CHECKING:
     from spindle.client import Client
 
-__all__ = ["BatchCall", "batch_options", "dispatch", "reset_options", "reset_single"]
+__all__ = ["batch_options", "dispatch", "reset_options", "reset_single"]
 
 #: A command's body for one execution: (its parameters, the client) -> exit status.
 Single = Callable[[dict[str, Any], "Client"], Awaitable[int]]
-#: A command's own batch call (one the client's batch engine does not make): (its parameters, the client) ->
-#: (the call for one target ``(target, request_id)``, the values its default batch id is derived from).
-BatchCall = Callable[[dict[str, Any], "Client"], tuple[Callable[[Any, str], Awaitable[None]], list[Any]]]
 
 
 def _positive_rate(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
@@ -80,13 +77,8 @@ def _reset_type(name: str | None) -> Any:
     return {"first": ResetType.FIRST_WORKFLOW_TASK, "last": ResetType.LAST_WORKFLOW_TASK}[name or "last"]
 
 
-def dispatch(operation: str, single: Single, call: BatchCall | None = None
-             ) -> Callable[[dict[str, Any], Client], Awaitable[int]]:
-    """The command's body: the batch path with ``--query``, ``single`` with ``--workflow-id``.
-
-    ``call`` makes the per-execution call of an operation the client's batch engine has none
-    for (``update-options``); without it the engine's own ``operation`` is used.
-    """
+def dispatch(operation: str, single: Single) -> Callable[[dict[str, Any], Client], Awaitable[int]]:
+    """The command's body: the batch path with ``--query``, ``single`` with ``--workflow-id``."""
 
     async def run(params: dict[str, Any], client: Client) -> int:
         query = params.get("query")
@@ -100,7 +92,7 @@ def dispatch(operation: str, single: Single, call: BatchCall | None = None
             fail("--run-id names one run; it cannot be combined with --query")
         if params.get("event_id") is not None:
             fail("--event-id names an event of one run; with --query use --type first|last")
-        return await _batch(operation, params, client, call)
+        return await _batch(operation, params, client)
 
     return run
 
@@ -131,10 +123,12 @@ def _action_args(operation: str, params: dict[str, Any]) -> dict[str, Any]:
     if operation == "reset":
         return {"reason": params["reason"], "reset_type": _reset_type(params["reset_type"]),
                 "reapply_signals": not params["no_reapply_signals"]}
+    if operation == "set_versioning_override":  # update-options: the override (None removes it)
+        return {"override": params["override"]}
     return {"reason": params["reason"]}
 
 
-async def _batch(operation: str, params: dict[str, Any], client: Client, call: BatchCall | None = None) -> int:
+async def _batch(operation: str, params: dict[str, Any], client: Client) -> int:
     # The batch engine's steps (list the targets, confirm, act with progress) have no public API:
     # the Client's batch_* methods run them in one call.
     from spindle.client._batch import (
@@ -147,13 +141,7 @@ async def _batch(operation: str, params: dict[str, Any], client: Client, call: B
     )
 
     query = params["query"]
-    if call is not None:
-        own_action, id_args = call(params, client)
-        kwargs: dict[str, Any] = {}
-    else:
-        kwargs = _action_args(operation, params)
-        id_args = [kwargs.get("reason", ""), kwargs.get("signal", ""), int(kwargs.get("reset_type", 0)),
-                   kwargs.get("reapply_signals", True), kwargs.get("args", [])]
+    kwargs = _action_args(operation, params)
     try:
         targets = await collect_targets(client, query)
     except ValueError as e:
@@ -162,11 +150,15 @@ async def _batch(operation: str, params: dict[str, Any], client: Client, call: B
         targets = one_per_workflow(targets)
     n = len(targets)
     note(f"{n} execution(s) match {query!r} in namespace {client.namespace!r}")
-    batch_id = params["batch_id"] or default_batch_id(client.namespace, operation, query, id_args)
+    override = kwargs.get("override")  # update-options: a different override is a different batch
+    batch_id = params["batch_id"] or default_batch_id(
+        client.namespace, operation, query,
+        [kwargs.get("reason", ""), kwargs.get("signal", ""), int(kwargs.get("reset_type", 0)),
+         kwargs.get("reapply_signals", True), kwargs.get("args", [])] + ([repr(override)] if override else []))
     if n and not params["yes"] and not _confirm(f"{operation} {n} execution(s)? [y/N] "):
         note("nothing was done (confirm with y, or pass --yes)")
         return USAGE
-    action = own_action if call is not None else make_action(client, operation, **kwargs)
+    action = make_action(client, operation, **kwargs)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

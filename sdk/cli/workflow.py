@@ -16,15 +16,9 @@ import click
 from spindle.cli import new_group
 from spindle.cli._batch import batch_options, dispatch, reset_options, reset_single
 from spindle.cli._connection import Connection, client_options
-from spindle.cli._output import OK, fail, out, out_json, warn
+from spindle.cli._output import OK, out, out_json, warn
 from spindle.cli._values import duration_arg, json_arg
-from spindle.cli._versioning import (
-    override_batch_call,
-    override_options,
-    override_single,
-    override_text,
-    versioning_dict,
-)
+from spindle.cli._versioning import override_options, override_single, parse_override, versioning_dict
 from spindle.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 if TYPE_CHECKING:
@@ -196,10 +190,8 @@ def reset(conn: Connection, **params: Any) -> int:
 @override_options
 @batch_options
 def update_options(conn: Connection, **params: Any) -> int:
-    override = override_text(params)  # exactly one of the three flags, before anything is sent
-    if override is None:
-        fail("give one of --pinned-version DEPLOYMENT.BUILD, --auto-upgrade or --unset-override")
-    return _run(conn, dispatch("update-options", override_single, override_batch_call), params)
+    parse_override(params)  # exactly one of the three flags, before anything is sent
+    return _run(conn, dispatch("set_versioning_override", override_single), params)
 
 
 # ---------------------------------------------------------------------- describe, show, list

@@ -94,14 +94,14 @@ def test_the_batch_form_pins_every_matching_execution_after_confirmation(
     import io
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     code, out, err = run(capsys, a, "workflow", "update-options", "-q", query, "--pinned-version", "orders.2.0")
-    assert code == 2 and "2 execution(s) match" in err and "update-options 2 execution(s)? [y/N]" in err
+    assert code == 2 and "2 execution(s) match" in err and "set_versioning_override 2 execution(s)? [y/N]" in err
     assert "nothing was done" in err and not out
     assert versioning(capsys, a, "batch-1")["override"] is None  # type: ignore[index]
 
     code, out, err = run(capsys, a, "workflow", "update-options", "-q", query, "--pinned-version", "orders.2.0",
                          "--yes")
     assert code == 0, err
-    assert out.startswith("update-options: 2 matched, 2 done, 0 skipped, 0 failed (batch batch-"), out
+    assert out.startswith("set_versioning_override: 2 matched, 2 done, 0 skipped, 0 failed (batch batch-"), out
     for wid in ("batch-1", "batch-2"):
         v = versioning(capsys, a, wid)
         assert v is not None and v["override"] == {"pinned_version": "orders.2.0"}, v
