@@ -118,6 +118,13 @@ class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: _ClassVar[EventType]
     EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: _ClassVar[EventType]
     EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: _ClassVar[EventType]
+    EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED: _ClassVar[EventType]
+
+class VersioningBehavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VERSIONING_BEHAVIOR_UNSPECIFIED: _ClassVar[VersioningBehavior]
+    VERSIONING_BEHAVIOR_PINNED: _ClassVar[VersioningBehavior]
+    VERSIONING_BEHAVIOR_AUTO_UPGRADE: _ClassVar[VersioningBehavior]
 
 class CommandType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -239,6 +246,10 @@ EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_CANCEL_REQUESTED: EventType
 EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: EventType
+EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED: EventType
+VERSIONING_BEHAVIOR_UNSPECIFIED: VersioningBehavior
+VERSIONING_BEHAVIOR_PINNED: VersioningBehavior
+VERSIONING_BEHAVIOR_AUTO_UPGRADE: VersioningBehavior
 COMMAND_TYPE_UNSPECIFIED: CommandType
 COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK: CommandType
 COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK: CommandType
@@ -584,30 +595,36 @@ class WorkflowTaskScheduledEventAttributes(_message.Message):
     def __init__(self, task_queue: _Optional[str] = ..., start_to_close_timeout_ms: _Optional[int] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class WorkflowTaskStartedEventAttributes(_message.Message):
-    __slots__ = ("scheduled_event_id", "identity", "request_id", "history_size_bytes", "suggest_continue_as_new")
+    __slots__ = ("scheduled_event_id", "identity", "request_id", "history_size_bytes", "suggest_continue_as_new", "deployment_version")
     SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     SUGGEST_CONTINUE_AS_NEW_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     scheduled_event_id: int
     identity: str
     request_id: str
     history_size_bytes: int
     suggest_continue_as_new: bool
-    def __init__(self, scheduled_event_id: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., history_size_bytes: _Optional[int] = ..., suggest_continue_as_new: _Optional[bool] = ...) -> None: ...
+    deployment_version: WorkerDeploymentVersion
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., history_size_bytes: _Optional[int] = ..., suggest_continue_as_new: _Optional[bool] = ..., deployment_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
 
 class WorkflowTaskCompletedEventAttributes(_message.Message):
-    __slots__ = ("scheduled_event_id", "started_event_id", "identity", "binary_checksum")
+    __slots__ = ("scheduled_event_id", "started_event_id", "identity", "binary_checksum", "versioning_behavior", "deployment_version")
     SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     BINARY_CHECKSUM_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     scheduled_event_id: int
     started_event_id: int
     identity: str
     binary_checksum: str
-    def __init__(self, scheduled_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., identity: _Optional[str] = ..., binary_checksum: _Optional[str] = ...) -> None: ...
+    versioning_behavior: VersioningBehavior
+    deployment_version: WorkerDeploymentVersion
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., identity: _Optional[str] = ..., binary_checksum: _Optional[str] = ..., versioning_behavior: _Optional[_Union[VersioningBehavior, str]] = ..., deployment_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
 
 class WorkflowTaskTimedOutEventAttributes(_message.Message):
     __slots__ = ("scheduled_event_id", "started_event_id", "timeout_type")
@@ -1080,8 +1097,69 @@ class WorkflowExecutionUpdateCompletedEventAttributes(_message.Message):
     workflow_task_completed_event_id: int
     def __init__(self, update_id: _Optional[str] = ..., accepted_event_id: _Optional[int] = ..., success: _Optional[_Union[Payloads, _Mapping]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...
 
+class WorkerDeploymentVersion(_message.Message):
+    __slots__ = ("deployment_name", "build_id")
+    DEPLOYMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUILD_ID_FIELD_NUMBER: _ClassVar[int]
+    deployment_name: str
+    build_id: str
+    def __init__(self, deployment_name: _Optional[str] = ..., build_id: _Optional[str] = ...) -> None: ...
+
+class WorkerDeploymentOptions(_message.Message):
+    __slots__ = ("version", "use_worker_versioning", "default_versioning_behavior")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    USE_WORKER_VERSIONING_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_VERSIONING_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    version: WorkerDeploymentVersion
+    use_worker_versioning: bool
+    default_versioning_behavior: VersioningBehavior
+    def __init__(self, version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ..., use_worker_versioning: _Optional[bool] = ..., default_versioning_behavior: _Optional[_Union[VersioningBehavior, str]] = ...) -> None: ...
+
+class VersioningOverride(_message.Message):
+    __slots__ = ("pinned", "auto_upgrade")
+    class PinnedOverrideBehavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        PINNED_OVERRIDE_BEHAVIOR_UNSPECIFIED: _ClassVar[VersioningOverride.PinnedOverrideBehavior]
+        PINNED_OVERRIDE_BEHAVIOR_PINNED: _ClassVar[VersioningOverride.PinnedOverrideBehavior]
+    PINNED_OVERRIDE_BEHAVIOR_UNSPECIFIED: VersioningOverride.PinnedOverrideBehavior
+    PINNED_OVERRIDE_BEHAVIOR_PINNED: VersioningOverride.PinnedOverrideBehavior
+    class PinnedOverride(_message.Message):
+        __slots__ = ("behavior", "version")
+        BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+        VERSION_FIELD_NUMBER: _ClassVar[int]
+        behavior: VersioningOverride.PinnedOverrideBehavior
+        version: WorkerDeploymentVersion
+        def __init__(self, behavior: _Optional[_Union[VersioningOverride.PinnedOverrideBehavior, str]] = ..., version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    AUTO_UPGRADE_FIELD_NUMBER: _ClassVar[int]
+    pinned: VersioningOverride.PinnedOverride
+    auto_upgrade: bool
+    def __init__(self, pinned: _Optional[_Union[VersioningOverride.PinnedOverride, _Mapping]] = ..., auto_upgrade: _Optional[bool] = ...) -> None: ...
+
+class WorkflowExecutionOptionsUpdatedEventAttributes(_message.Message):
+    __slots__ = ("versioning_override", "unset_versioning_override", "identity")
+    VERSIONING_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
+    UNSET_VERSIONING_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    versioning_override: VersioningOverride
+    unset_versioning_override: bool
+    identity: str
+    def __init__(self, versioning_override: _Optional[_Union[VersioningOverride, _Mapping]] = ..., unset_versioning_override: _Optional[bool] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class WorkflowExecutionVersioningInfo(_message.Message):
+    __slots__ = ("behavior", "deployment_version", "versioning_override", "pinned_version")
+    BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
+    PINNED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    behavior: VersioningBehavior
+    deployment_version: WorkerDeploymentVersion
+    versioning_override: VersioningOverride
+    pinned_version: WorkerDeploymentVersion
+    def __init__(self, behavior: _Optional[_Union[VersioningBehavior, str]] = ..., deployment_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ..., versioning_override: _Optional[_Union[VersioningOverride, _Mapping]] = ..., pinned_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
+
 class HistoryEvent(_message.Message):
-    __slots__ = ("event_id", "event_time_ms", "event_type", "workflow_execution_started_event_attributes", "workflow_execution_completed_event_attributes", "workflow_execution_failed_event_attributes", "workflow_execution_timed_out_event_attributes", "workflow_task_scheduled_event_attributes", "workflow_task_started_event_attributes", "workflow_task_completed_event_attributes", "workflow_task_timed_out_event_attributes", "workflow_task_failed_event_attributes", "activity_task_scheduled_event_attributes", "activity_task_started_event_attributes", "activity_task_completed_event_attributes", "activity_task_failed_event_attributes", "activity_task_timed_out_event_attributes", "activity_task_cancel_requested_event_attributes", "activity_task_canceled_event_attributes", "timer_started_event_attributes", "timer_fired_event_attributes", "timer_canceled_event_attributes", "workflow_execution_cancel_requested_event_attributes", "workflow_execution_canceled_event_attributes", "marker_recorded_event_attributes", "workflow_execution_signaled_event_attributes", "workflow_execution_terminated_event_attributes", "workflow_execution_continued_as_new_event_attributes", "start_child_workflow_execution_initiated_event_attributes", "start_child_workflow_execution_failed_event_attributes", "child_workflow_execution_started_event_attributes", "child_workflow_execution_completed_event_attributes", "child_workflow_execution_failed_event_attributes", "child_workflow_execution_canceled_event_attributes", "child_workflow_execution_timed_out_event_attributes", "child_workflow_execution_terminated_event_attributes", "signal_external_workflow_execution_initiated_event_attributes", "signal_external_workflow_execution_failed_event_attributes", "external_workflow_execution_signaled_event_attributes", "request_cancel_external_workflow_execution_initiated_event_attributes", "request_cancel_external_workflow_execution_failed_event_attributes", "external_workflow_execution_cancel_requested_event_attributes", "upsert_workflow_search_attributes_event_attributes", "workflow_execution_update_accepted_event_attributes", "workflow_execution_update_completed_event_attributes")
+    __slots__ = ("event_id", "event_time_ms", "event_type", "workflow_execution_started_event_attributes", "workflow_execution_completed_event_attributes", "workflow_execution_failed_event_attributes", "workflow_execution_timed_out_event_attributes", "workflow_task_scheduled_event_attributes", "workflow_task_started_event_attributes", "workflow_task_completed_event_attributes", "workflow_task_timed_out_event_attributes", "workflow_task_failed_event_attributes", "activity_task_scheduled_event_attributes", "activity_task_started_event_attributes", "activity_task_completed_event_attributes", "activity_task_failed_event_attributes", "activity_task_timed_out_event_attributes", "activity_task_cancel_requested_event_attributes", "activity_task_canceled_event_attributes", "timer_started_event_attributes", "timer_fired_event_attributes", "timer_canceled_event_attributes", "workflow_execution_cancel_requested_event_attributes", "workflow_execution_canceled_event_attributes", "marker_recorded_event_attributes", "workflow_execution_signaled_event_attributes", "workflow_execution_terminated_event_attributes", "workflow_execution_continued_as_new_event_attributes", "start_child_workflow_execution_initiated_event_attributes", "start_child_workflow_execution_failed_event_attributes", "child_workflow_execution_started_event_attributes", "child_workflow_execution_completed_event_attributes", "child_workflow_execution_failed_event_attributes", "child_workflow_execution_canceled_event_attributes", "child_workflow_execution_timed_out_event_attributes", "child_workflow_execution_terminated_event_attributes", "signal_external_workflow_execution_initiated_event_attributes", "signal_external_workflow_execution_failed_event_attributes", "external_workflow_execution_signaled_event_attributes", "request_cancel_external_workflow_execution_initiated_event_attributes", "request_cancel_external_workflow_execution_failed_event_attributes", "external_workflow_execution_cancel_requested_event_attributes", "upsert_workflow_search_attributes_event_attributes", "workflow_execution_update_accepted_event_attributes", "workflow_execution_update_completed_event_attributes", "workflow_execution_options_updated_event_attributes")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -1127,6 +1205,7 @@ class HistoryEvent(_message.Message):
     UPSERT_WORKFLOW_SEARCH_ATTRIBUTES_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_EXECUTION_UPDATE_ACCEPTED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_EXECUTION_UPDATE_COMPLETED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_OPTIONS_UPDATED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     event_time_ms: int
     event_type: EventType
@@ -1172,7 +1251,8 @@ class HistoryEvent(_message.Message):
     upsert_workflow_search_attributes_event_attributes: UpsertWorkflowSearchAttributesEventAttributes
     workflow_execution_update_accepted_event_attributes: WorkflowExecutionUpdateAcceptedEventAttributes
     workflow_execution_update_completed_event_attributes: WorkflowExecutionUpdateCompletedEventAttributes
-    def __init__(self, event_id: _Optional[int] = ..., event_time_ms: _Optional[int] = ..., event_type: _Optional[_Union[EventType, str]] = ..., workflow_execution_started_event_attributes: _Optional[_Union[WorkflowExecutionStartedEventAttributes, _Mapping]] = ..., workflow_execution_completed_event_attributes: _Optional[_Union[WorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., workflow_execution_failed_event_attributes: _Optional[_Union[WorkflowExecutionFailedEventAttributes, _Mapping]] = ..., workflow_execution_timed_out_event_attributes: _Optional[_Union[WorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., workflow_task_scheduled_event_attributes: _Optional[_Union[WorkflowTaskScheduledEventAttributes, _Mapping]] = ..., workflow_task_started_event_attributes: _Optional[_Union[WorkflowTaskStartedEventAttributes, _Mapping]] = ..., workflow_task_completed_event_attributes: _Optional[_Union[WorkflowTaskCompletedEventAttributes, _Mapping]] = ..., workflow_task_timed_out_event_attributes: _Optional[_Union[WorkflowTaskTimedOutEventAttributes, _Mapping]] = ..., workflow_task_failed_event_attributes: _Optional[_Union[WorkflowTaskFailedEventAttributes, _Mapping]] = ..., activity_task_scheduled_event_attributes: _Optional[_Union[ActivityTaskScheduledEventAttributes, _Mapping]] = ..., activity_task_started_event_attributes: _Optional[_Union[ActivityTaskStartedEventAttributes, _Mapping]] = ..., activity_task_completed_event_attributes: _Optional[_Union[ActivityTaskCompletedEventAttributes, _Mapping]] = ..., activity_task_failed_event_attributes: _Optional[_Union[ActivityTaskFailedEventAttributes, _Mapping]] = ..., activity_task_timed_out_event_attributes: _Optional[_Union[ActivityTaskTimedOutEventAttributes, _Mapping]] = ..., activity_task_cancel_requested_event_attributes: _Optional[_Union[ActivityTaskCancelRequestedEventAttributes, _Mapping]] = ..., activity_task_canceled_event_attributes: _Optional[_Union[ActivityTaskCanceledEventAttributes, _Mapping]] = ..., timer_started_event_attributes: _Optional[_Union[TimerStartedEventAttributes, _Mapping]] = ..., timer_fired_event_attributes: _Optional[_Union[TimerFiredEventAttributes, _Mapping]] = ..., timer_canceled_event_attributes: _Optional[_Union[TimerCanceledEventAttributes, _Mapping]] = ..., workflow_execution_cancel_requested_event_attributes: _Optional[_Union[WorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., workflow_execution_canceled_event_attributes: _Optional[_Union[WorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., marker_recorded_event_attributes: _Optional[_Union[MarkerRecordedEventAttributes, _Mapping]] = ..., workflow_execution_signaled_event_attributes: _Optional[_Union[WorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., workflow_execution_terminated_event_attributes: _Optional[_Union[WorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., workflow_execution_continued_as_new_event_attributes: _Optional[_Union[WorkflowExecutionContinuedAsNewEventAttributes, _Mapping]] = ..., start_child_workflow_execution_initiated_event_attributes: _Optional[_Union[StartChildWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., start_child_workflow_execution_failed_event_attributes: _Optional[_Union[StartChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_started_event_attributes: _Optional[_Union[ChildWorkflowExecutionStartedEventAttributes, _Mapping]] = ..., child_workflow_execution_completed_event_attributes: _Optional[_Union[ChildWorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., child_workflow_execution_failed_event_attributes: _Optional[_Union[ChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_canceled_event_attributes: _Optional[_Union[ChildWorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., child_workflow_execution_timed_out_event_attributes: _Optional[_Union[ChildWorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., child_workflow_execution_terminated_event_attributes: _Optional[_Union[ChildWorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_initiated_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_failed_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_signaled_event_attributes: _Optional[_Union[ExternalWorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_initiated_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_failed_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_cancel_requested_event_attributes: _Optional[_Union[ExternalWorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_event_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesEventAttributes, _Mapping]] = ..., workflow_execution_update_accepted_event_attributes: _Optional[_Union[WorkflowExecutionUpdateAcceptedEventAttributes, _Mapping]] = ..., workflow_execution_update_completed_event_attributes: _Optional[_Union[WorkflowExecutionUpdateCompletedEventAttributes, _Mapping]] = ...) -> None: ...
+    workflow_execution_options_updated_event_attributes: WorkflowExecutionOptionsUpdatedEventAttributes
+    def __init__(self, event_id: _Optional[int] = ..., event_time_ms: _Optional[int] = ..., event_type: _Optional[_Union[EventType, str]] = ..., workflow_execution_started_event_attributes: _Optional[_Union[WorkflowExecutionStartedEventAttributes, _Mapping]] = ..., workflow_execution_completed_event_attributes: _Optional[_Union[WorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., workflow_execution_failed_event_attributes: _Optional[_Union[WorkflowExecutionFailedEventAttributes, _Mapping]] = ..., workflow_execution_timed_out_event_attributes: _Optional[_Union[WorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., workflow_task_scheduled_event_attributes: _Optional[_Union[WorkflowTaskScheduledEventAttributes, _Mapping]] = ..., workflow_task_started_event_attributes: _Optional[_Union[WorkflowTaskStartedEventAttributes, _Mapping]] = ..., workflow_task_completed_event_attributes: _Optional[_Union[WorkflowTaskCompletedEventAttributes, _Mapping]] = ..., workflow_task_timed_out_event_attributes: _Optional[_Union[WorkflowTaskTimedOutEventAttributes, _Mapping]] = ..., workflow_task_failed_event_attributes: _Optional[_Union[WorkflowTaskFailedEventAttributes, _Mapping]] = ..., activity_task_scheduled_event_attributes: _Optional[_Union[ActivityTaskScheduledEventAttributes, _Mapping]] = ..., activity_task_started_event_attributes: _Optional[_Union[ActivityTaskStartedEventAttributes, _Mapping]] = ..., activity_task_completed_event_attributes: _Optional[_Union[ActivityTaskCompletedEventAttributes, _Mapping]] = ..., activity_task_failed_event_attributes: _Optional[_Union[ActivityTaskFailedEventAttributes, _Mapping]] = ..., activity_task_timed_out_event_attributes: _Optional[_Union[ActivityTaskTimedOutEventAttributes, _Mapping]] = ..., activity_task_cancel_requested_event_attributes: _Optional[_Union[ActivityTaskCancelRequestedEventAttributes, _Mapping]] = ..., activity_task_canceled_event_attributes: _Optional[_Union[ActivityTaskCanceledEventAttributes, _Mapping]] = ..., timer_started_event_attributes: _Optional[_Union[TimerStartedEventAttributes, _Mapping]] = ..., timer_fired_event_attributes: _Optional[_Union[TimerFiredEventAttributes, _Mapping]] = ..., timer_canceled_event_attributes: _Optional[_Union[TimerCanceledEventAttributes, _Mapping]] = ..., workflow_execution_cancel_requested_event_attributes: _Optional[_Union[WorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., workflow_execution_canceled_event_attributes: _Optional[_Union[WorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., marker_recorded_event_attributes: _Optional[_Union[MarkerRecordedEventAttributes, _Mapping]] = ..., workflow_execution_signaled_event_attributes: _Optional[_Union[WorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., workflow_execution_terminated_event_attributes: _Optional[_Union[WorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., workflow_execution_continued_as_new_event_attributes: _Optional[_Union[WorkflowExecutionContinuedAsNewEventAttributes, _Mapping]] = ..., start_child_workflow_execution_initiated_event_attributes: _Optional[_Union[StartChildWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., start_child_workflow_execution_failed_event_attributes: _Optional[_Union[StartChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_started_event_attributes: _Optional[_Union[ChildWorkflowExecutionStartedEventAttributes, _Mapping]] = ..., child_workflow_execution_completed_event_attributes: _Optional[_Union[ChildWorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., child_workflow_execution_failed_event_attributes: _Optional[_Union[ChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_canceled_event_attributes: _Optional[_Union[ChildWorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., child_workflow_execution_timed_out_event_attributes: _Optional[_Union[ChildWorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., child_workflow_execution_terminated_event_attributes: _Optional[_Union[ChildWorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_initiated_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_failed_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_signaled_event_attributes: _Optional[_Union[ExternalWorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_initiated_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_failed_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_cancel_requested_event_attributes: _Optional[_Union[ExternalWorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_event_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesEventAttributes, _Mapping]] = ..., workflow_execution_update_accepted_event_attributes: _Optional[_Union[WorkflowExecutionUpdateAcceptedEventAttributes, _Mapping]] = ..., workflow_execution_update_completed_event_attributes: _Optional[_Union[WorkflowExecutionUpdateCompletedEventAttributes, _Mapping]] = ..., workflow_execution_options_updated_event_attributes: _Optional[_Union[WorkflowExecutionOptionsUpdatedEventAttributes, _Mapping]] = ...) -> None: ...
 
 class History(_message.Message):
     __slots__ = ("events",)

@@ -1,3 +1,4 @@
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from spindle.api import messages_pb2 as _messages_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -18,6 +19,21 @@ class SearchAttributeType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_ATTRIBUTE_TYPE_BOOL: _ClassVar[SearchAttributeType]
     SEARCH_ATTRIBUTE_TYPE_DATETIME: _ClassVar[SearchAttributeType]
     SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: _ClassVar[SearchAttributeType]
+
+class VersionDrainageStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VERSION_DRAINAGE_STATUS_UNSPECIFIED: _ClassVar[VersionDrainageStatus]
+    VERSION_DRAINAGE_STATUS_DRAINING: _ClassVar[VersionDrainageStatus]
+    VERSION_DRAINAGE_STATUS_DRAINED: _ClassVar[VersionDrainageStatus]
+
+class WorkerDeploymentVersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WORKER_DEPLOYMENT_VERSION_STATUS_UNSPECIFIED: _ClassVar[WorkerDeploymentVersionStatus]
+    WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE: _ClassVar[WorkerDeploymentVersionStatus]
+    WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT: _ClassVar[WorkerDeploymentVersionStatus]
+    WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING: _ClassVar[WorkerDeploymentVersionStatus]
+    WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: _ClassVar[WorkerDeploymentVersionStatus]
+    WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED: _ClassVar[WorkerDeploymentVersionStatus]
 SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_KEYWORD: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_TEXT: SearchAttributeType
@@ -26,6 +42,15 @@ SEARCH_ATTRIBUTE_TYPE_DOUBLE: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_BOOL: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_DATETIME: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_KEYWORD_LIST: SearchAttributeType
+VERSION_DRAINAGE_STATUS_UNSPECIFIED: VersionDrainageStatus
+VERSION_DRAINAGE_STATUS_DRAINING: VersionDrainageStatus
+VERSION_DRAINAGE_STATUS_DRAINED: VersionDrainageStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_UNSPECIFIED: WorkerDeploymentVersionStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE: WorkerDeploymentVersionStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT: WorkerDeploymentVersionStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING: WorkerDeploymentVersionStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: WorkerDeploymentVersionStatus
+WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED: WorkerDeploymentVersionStatus
 
 class NamespaceInfo(_message.Message):
     __slots__ = ("name", "id", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "state", "create_time_ms", "update_time_ms", "rps_limit")
@@ -384,7 +409,7 @@ class PendingChildInfo(_message.Message):
     def __init__(self, workflow_id: _Optional[str] = ..., run_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., initiated_event_id: _Optional[int] = ...) -> None: ...
 
 class WorkflowExecutionInfo(_message.Message):
-    __slots__ = ("execution", "workflow_type", "task_queue", "status", "start_time_ms", "close_time_ms", "execution_time_ms", "history_length", "memo", "search_attributes", "parent_execution", "parent_namespace", "first_run_id")
+    __slots__ = ("execution", "workflow_type", "task_queue", "status", "start_time_ms", "close_time_ms", "execution_time_ms", "history_length", "memo", "search_attributes", "parent_execution", "parent_namespace", "first_run_id", "versioning_info")
     EXECUTION_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
     TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -398,6 +423,7 @@ class WorkflowExecutionInfo(_message.Message):
     PARENT_EXECUTION_FIELD_NUMBER: _ClassVar[int]
     PARENT_NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     FIRST_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_INFO_FIELD_NUMBER: _ClassVar[int]
     execution: _messages_pb2.WorkflowExecution
     workflow_type: str
     task_queue: str
@@ -411,7 +437,8 @@ class WorkflowExecutionInfo(_message.Message):
     parent_execution: _messages_pb2.WorkflowExecution
     parent_namespace: str
     first_run_id: str
-    def __init__(self, execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., status: _Optional[_Union[_messages_pb2.WorkflowExecutionStatus, str]] = ..., start_time_ms: _Optional[int] = ..., close_time_ms: _Optional[int] = ..., execution_time_ms: _Optional[int] = ..., history_length: _Optional[int] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., parent_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., parent_namespace: _Optional[str] = ..., first_run_id: _Optional[str] = ...) -> None: ...
+    versioning_info: _messages_pb2.WorkflowExecutionVersioningInfo
+    def __init__(self, execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., status: _Optional[_Union[_messages_pb2.WorkflowExecutionStatus, str]] = ..., start_time_ms: _Optional[int] = ..., close_time_ms: _Optional[int] = ..., execution_time_ms: _Optional[int] = ..., history_length: _Optional[int] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., parent_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., parent_namespace: _Optional[str] = ..., first_run_id: _Optional[str] = ..., versioning_info: _Optional[_Union[_messages_pb2.WorkflowExecutionVersioningInfo, _Mapping]] = ...) -> None: ...
 
 class DescribeWorkflowExecutionRequest(_message.Message):
     __slots__ = ("namespace", "execution")
@@ -516,16 +543,18 @@ class StickyExecutionAttributes(_message.Message):
     def __init__(self, worker_task_queue: _Optional[str] = ..., schedule_to_start_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class PollWorkflowTaskQueueRequest(_message.Message):
-    __slots__ = ("namespace", "task_queue", "identity", "sticky")
+    __slots__ = ("namespace", "task_queue", "identity", "sticky", "deployment_options")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     STICKY_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     task_queue: str
     identity: str
     sticky: bool
-    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., sticky: _Optional[bool] = ...) -> None: ...
+    deployment_options: _messages_pb2.WorkerDeploymentOptions
+    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., sticky: _Optional[bool] = ..., deployment_options: _Optional[_Union[_messages_pb2.WorkerDeploymentOptions, _Mapping]] = ...) -> None: ...
 
 class PollWorkflowTaskQueueResponse(_message.Message):
     __slots__ = ("task_token", "workflow_execution", "workflow_type", "previous_started_event_id", "started_event_id", "attempt", "history", "next_page_token", "query", "updates", "scheduled_time_ms", "started_time_ms", "namespace", "task_queue")
@@ -560,20 +589,24 @@ class PollWorkflowTaskQueueResponse(_message.Message):
     def __init__(self, task_token: _Optional[bytes] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., previous_started_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., attempt: _Optional[int] = ..., history: _Optional[_Union[_messages_pb2.History, _Mapping]] = ..., next_page_token: _Optional[bytes] = ..., query: _Optional[_Union[_messages_pb2.WorkflowQuery, _Mapping]] = ..., updates: _Optional[_Iterable[_Union[_messages_pb2.UpdateRequest, _Mapping]]] = ..., scheduled_time_ms: _Optional[int] = ..., started_time_ms: _Optional[int] = ..., namespace: _Optional[str] = ..., task_queue: _Optional[str] = ...) -> None: ...
 
 class RespondWorkflowTaskCompletedRequest(_message.Message):
-    __slots__ = ("task_token", "commands", "identity", "sticky_attributes", "return_new_workflow_task", "namespace")
+    __slots__ = ("task_token", "commands", "identity", "sticky_attributes", "return_new_workflow_task", "namespace", "versioning_behavior", "deployment_options")
     TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
     COMMANDS_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     STICKY_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     RETURN_NEW_WORKFLOW_TASK_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     task_token: bytes
     commands: _containers.RepeatedCompositeFieldContainer[_messages_pb2.Command]
     identity: str
     sticky_attributes: StickyExecutionAttributes
     return_new_workflow_task: bool
     namespace: str
-    def __init__(self, task_token: _Optional[bytes] = ..., commands: _Optional[_Iterable[_Union[_messages_pb2.Command, _Mapping]]] = ..., identity: _Optional[str] = ..., sticky_attributes: _Optional[_Union[StickyExecutionAttributes, _Mapping]] = ..., return_new_workflow_task: _Optional[bool] = ..., namespace: _Optional[str] = ...) -> None: ...
+    versioning_behavior: _messages_pb2.VersioningBehavior
+    deployment_options: _messages_pb2.WorkerDeploymentOptions
+    def __init__(self, task_token: _Optional[bytes] = ..., commands: _Optional[_Iterable[_Union[_messages_pb2.Command, _Mapping]]] = ..., identity: _Optional[str] = ..., sticky_attributes: _Optional[_Union[StickyExecutionAttributes, _Mapping]] = ..., return_new_workflow_task: _Optional[bool] = ..., namespace: _Optional[str] = ..., versioning_behavior: _Optional[_Union[_messages_pb2.VersioningBehavior, str]] = ..., deployment_options: _Optional[_Union[_messages_pb2.WorkerDeploymentOptions, _Mapping]] = ...) -> None: ...
 
 class RespondWorkflowTaskCompletedResponse(_message.Message):
     __slots__ = ("workflow_task", "activity_tasks")
@@ -618,16 +651,18 @@ class RespondQueryTaskCompletedResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class PollActivityTaskQueueRequest(_message.Message):
-    __slots__ = ("namespace", "task_queue", "identity", "max_tasks_per_second")
+    __slots__ = ("namespace", "task_queue", "identity", "max_tasks_per_second", "deployment_options")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     MAX_TASKS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     task_queue: str
     identity: str
     max_tasks_per_second: float
-    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., max_tasks_per_second: _Optional[float] = ...) -> None: ...
+    deployment_options: _messages_pb2.WorkerDeploymentOptions
+    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., max_tasks_per_second: _Optional[float] = ..., deployment_options: _Optional[_Union[_messages_pb2.WorkerDeploymentOptions, _Mapping]] = ...) -> None: ...
 
 class PollActivityTaskQueueResponse(_message.Message):
     __slots__ = ("task_token", "workflow_namespace", "workflow_type", "workflow_execution", "activity_type", "activity_id", "input", "scheduled_time_ms", "current_attempt_scheduled_time_ms", "started_time_ms", "attempt", "schedule_to_close_timeout_ms", "start_to_close_timeout_ms", "heartbeat_timeout_ms", "heartbeat_details", "retry_policy", "header", "task_queue")
@@ -1014,3 +1049,175 @@ class ResetWorkflowExecutionResponse(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class RoutingConfig(_message.Message):
+    __slots__ = ("current_deployment_version", "ramping_deployment_version", "ramping_version_percentage", "current_version_changed_time_ms", "ramping_version_changed_time_ms")
+    CURRENT_DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RAMPING_DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RAMPING_VERSION_PERCENTAGE_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_VERSION_CHANGED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    RAMPING_VERSION_CHANGED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    current_deployment_version: _messages_pb2.WorkerDeploymentVersion
+    ramping_deployment_version: _messages_pb2.WorkerDeploymentVersion
+    ramping_version_percentage: float
+    current_version_changed_time_ms: int
+    ramping_version_changed_time_ms: int
+    def __init__(self, current_deployment_version: _Optional[_Union[_messages_pb2.WorkerDeploymentVersion, _Mapping]] = ..., ramping_deployment_version: _Optional[_Union[_messages_pb2.WorkerDeploymentVersion, _Mapping]] = ..., ramping_version_percentage: _Optional[float] = ..., current_version_changed_time_ms: _Optional[int] = ..., ramping_version_changed_time_ms: _Optional[int] = ...) -> None: ...
+
+class WorkerDeploymentVersionSummary(_message.Message):
+    __slots__ = ("deployment_version", "create_time_ms", "drainage_status", "status", "last_poller_time_ms", "task_queues", "open_pinned_executions")
+    DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    DRAINAGE_STATUS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LAST_POLLER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    OPEN_PINNED_EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    deployment_version: _messages_pb2.WorkerDeploymentVersion
+    create_time_ms: int
+    drainage_status: VersionDrainageStatus
+    status: WorkerDeploymentVersionStatus
+    last_poller_time_ms: int
+    task_queues: _containers.RepeatedScalarFieldContainer[str]
+    open_pinned_executions: int
+    def __init__(self, deployment_version: _Optional[_Union[_messages_pb2.WorkerDeploymentVersion, _Mapping]] = ..., create_time_ms: _Optional[int] = ..., drainage_status: _Optional[_Union[VersionDrainageStatus, str]] = ..., status: _Optional[_Union[WorkerDeploymentVersionStatus, str]] = ..., last_poller_time_ms: _Optional[int] = ..., task_queues: _Optional[_Iterable[str]] = ..., open_pinned_executions: _Optional[int] = ...) -> None: ...
+
+class WorkerDeploymentInfo(_message.Message):
+    __slots__ = ("name", "version_summaries", "create_time_ms", "routing_config", "last_modifier_identity")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ROUTING_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    LAST_MODIFIER_IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version_summaries: _containers.RepeatedCompositeFieldContainer[WorkerDeploymentVersionSummary]
+    create_time_ms: int
+    routing_config: RoutingConfig
+    last_modifier_identity: str
+    def __init__(self, name: _Optional[str] = ..., version_summaries: _Optional[_Iterable[_Union[WorkerDeploymentVersionSummary, _Mapping]]] = ..., create_time_ms: _Optional[int] = ..., routing_config: _Optional[_Union[RoutingConfig, _Mapping]] = ..., last_modifier_identity: _Optional[str] = ...) -> None: ...
+
+class DescribeWorkerDeploymentRequest(_message.Message):
+    __slots__ = ("namespace", "deployment_name")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    deployment_name: str
+    def __init__(self, namespace: _Optional[str] = ..., deployment_name: _Optional[str] = ...) -> None: ...
+
+class DescribeWorkerDeploymentResponse(_message.Message):
+    __slots__ = ("conflict_token", "worker_deployment_info")
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WORKER_DEPLOYMENT_INFO_FIELD_NUMBER: _ClassVar[int]
+    conflict_token: bytes
+    worker_deployment_info: WorkerDeploymentInfo
+    def __init__(self, conflict_token: _Optional[bytes] = ..., worker_deployment_info: _Optional[_Union[WorkerDeploymentInfo, _Mapping]] = ...) -> None: ...
+
+class WorkerDeploymentSummary(_message.Message):
+    __slots__ = ("name", "create_time_ms", "routing_config")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ROUTING_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    create_time_ms: int
+    routing_config: RoutingConfig
+    def __init__(self, name: _Optional[str] = ..., create_time_ms: _Optional[int] = ..., routing_config: _Optional[_Union[RoutingConfig, _Mapping]] = ...) -> None: ...
+
+class ListWorkerDeploymentsRequest(_message.Message):
+    __slots__ = ("namespace", "page_size", "next_page_token")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    page_size: int
+    next_page_token: bytes
+    def __init__(self, namespace: _Optional[str] = ..., page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ...) -> None: ...
+
+class ListWorkerDeploymentsResponse(_message.Message):
+    __slots__ = ("next_page_token", "worker_deployments")
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WORKER_DEPLOYMENTS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: bytes
+    worker_deployments: _containers.RepeatedCompositeFieldContainer[WorkerDeploymentSummary]
+    def __init__(self, next_page_token: _Optional[bytes] = ..., worker_deployments: _Optional[_Iterable[_Union[WorkerDeploymentSummary, _Mapping]]] = ...) -> None: ...
+
+class SetWorkerDeploymentCurrentVersionRequest(_message.Message):
+    __slots__ = ("namespace", "deployment_name", "build_id", "conflict_token", "identity", "ignore_missing_task_queues", "allow_no_pollers")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUILD_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_MISSING_TASK_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_NO_POLLERS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    deployment_name: str
+    build_id: str
+    conflict_token: bytes
+    identity: str
+    ignore_missing_task_queues: bool
+    allow_no_pollers: bool
+    def __init__(self, namespace: _Optional[str] = ..., deployment_name: _Optional[str] = ..., build_id: _Optional[str] = ..., conflict_token: _Optional[bytes] = ..., identity: _Optional[str] = ..., ignore_missing_task_queues: _Optional[bool] = ..., allow_no_pollers: _Optional[bool] = ...) -> None: ...
+
+class SetWorkerDeploymentCurrentVersionResponse(_message.Message):
+    __slots__ = ("conflict_token", "previous_deployment_version")
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    conflict_token: bytes
+    previous_deployment_version: _messages_pb2.WorkerDeploymentVersion
+    def __init__(self, conflict_token: _Optional[bytes] = ..., previous_deployment_version: _Optional[_Union[_messages_pb2.WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
+
+class SetWorkerDeploymentRampingVersionRequest(_message.Message):
+    __slots__ = ("namespace", "deployment_name", "build_id", "percentage", "conflict_token", "identity", "ignore_missing_task_queues", "allow_no_pollers")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUILD_ID_FIELD_NUMBER: _ClassVar[int]
+    PERCENTAGE_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_MISSING_TASK_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_NO_POLLERS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    deployment_name: str
+    build_id: str
+    percentage: float
+    conflict_token: bytes
+    identity: str
+    ignore_missing_task_queues: bool
+    allow_no_pollers: bool
+    def __init__(self, namespace: _Optional[str] = ..., deployment_name: _Optional[str] = ..., build_id: _Optional[str] = ..., percentage: _Optional[float] = ..., conflict_token: _Optional[bytes] = ..., identity: _Optional[str] = ..., ignore_missing_task_queues: _Optional[bool] = ..., allow_no_pollers: _Optional[bool] = ...) -> None: ...
+
+class SetWorkerDeploymentRampingVersionResponse(_message.Message):
+    __slots__ = ("conflict_token", "previous_deployment_version", "previous_percentage")
+    CONFLICT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_DEPLOYMENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_PERCENTAGE_FIELD_NUMBER: _ClassVar[int]
+    conflict_token: bytes
+    previous_deployment_version: _messages_pb2.WorkerDeploymentVersion
+    previous_percentage: float
+    def __init__(self, conflict_token: _Optional[bytes] = ..., previous_deployment_version: _Optional[_Union[_messages_pb2.WorkerDeploymentVersion, _Mapping]] = ..., previous_percentage: _Optional[float] = ...) -> None: ...
+
+class WorkflowExecutionOptions(_message.Message):
+    __slots__ = ("versioning_override",)
+    VERSIONING_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
+    versioning_override: _messages_pb2.VersioningOverride
+    def __init__(self, versioning_override: _Optional[_Union[_messages_pb2.VersioningOverride, _Mapping]] = ...) -> None: ...
+
+class UpdateWorkflowExecutionOptionsRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "workflow_execution_options", "update_mask", "identity")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    workflow_execution_options: WorkflowExecutionOptions
+    update_mask: _field_mask_pb2.FieldMask
+    identity: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., workflow_execution_options: _Optional[_Union[WorkflowExecutionOptions, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class UpdateWorkflowExecutionOptionsResponse(_message.Message):
+    __slots__ = ("workflow_execution_options",)
+    WORKFLOW_EXECUTION_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    workflow_execution_options: WorkflowExecutionOptions
+    def __init__(self, workflow_execution_options: _Optional[_Union[WorkflowExecutionOptions, _Mapping]] = ...) -> None: ...

@@ -219,6 +219,31 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.SerializeToString,
                 response_deserializer=spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.FromString,
                 _registered_method=True)
+        self.DescribeWorkerDeployment = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DescribeWorkerDeployment',
+                request_serializer=spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentResponse.FromString,
+                _registered_method=True)
+        self.ListWorkerDeployments = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ListWorkerDeployments',
+                request_serializer=spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsResponse.FromString,
+                _registered_method=True)
+        self.SetWorkerDeploymentCurrentVersion = channel.unary_unary(
+                '/spindle.v1.WorkflowService/SetWorkerDeploymentCurrentVersion',
+                request_serializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionResponse.FromString,
+                _registered_method=True)
+        self.SetWorkerDeploymentRampingVersion = channel.unary_unary(
+                '/spindle.v1.WorkflowService/SetWorkerDeploymentRampingVersion',
+                request_serializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionResponse.FromString,
+                _registered_method=True)
+        self.UpdateWorkflowExecutionOptions = channel.unary_unary(
+                '/spindle.v1.WorkflowService/UpdateWorkflowExecutionOptions',
+                request_serializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -447,6 +472,36 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeWorkerDeployment(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWorkerDeployments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetWorkerDeploymentCurrentVersion(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetWorkerDeploymentRampingVersion(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateWorkflowExecutionOptions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -634,6 +689,31 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.ResetWorkflowExecution,
                     request_deserializer=spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.FromString,
                     response_serializer=spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.SerializeToString,
+            ),
+            'DescribeWorkerDeployment': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeWorkerDeployment,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentResponse.SerializeToString,
+            ),
+            'ListWorkerDeployments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkerDeployments,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsResponse.SerializeToString,
+            ),
+            'SetWorkerDeploymentCurrentVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetWorkerDeploymentCurrentVersion,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionResponse.SerializeToString,
+            ),
+            'SetWorkerDeploymentRampingVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetWorkerDeploymentRampingVersion,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionResponse.SerializeToString,
+            ),
+            'UpdateWorkflowExecutionOptions': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateWorkflowExecutionOptions,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1635,6 +1715,141 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/ResetWorkflowExecution',
             spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionRequest.SerializeToString,
             spindle_dot_api_dot_service__pb2.ResetWorkflowExecutionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeWorkerDeployment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DescribeWorkerDeployment',
+            spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.DescribeWorkerDeploymentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWorkerDeployments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ListWorkerDeployments',
+            spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.ListWorkerDeploymentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetWorkerDeploymentCurrentVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/SetWorkerDeploymentCurrentVersion',
+            spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.SetWorkerDeploymentCurrentVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetWorkerDeploymentRampingVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/SetWorkerDeploymentRampingVersion',
+            spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.SetWorkerDeploymentRampingVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateWorkflowExecutionOptions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/UpdateWorkflowExecutionOptions',
+            spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.FromString,
             options,
             channel_credentials,
             insecure,
