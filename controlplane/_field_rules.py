@@ -31,7 +31,7 @@ The limits (Temporal's where it has one):
 - instants (``start_at_ms``, ``end_at_ms`` of a schedule spec, a backfill's range): epoch
   milliseconds from 1970 to the end of year 9999 (:data:`MAX_INSTANT_MS`);
 - page sizes 0 (the default) to :data:`MAX_PAGE_SIZE`; counts and event ids not negative;
-- rates finite and not negative; a retry backoff coefficient 0 (the default) or 1 to
+- rates finite and not negative; percentages (a deployment's ramp) 0 to 100; a retry backoff coefficient 0 (the default) or 1 to
   :data:`MAX_BACKOFF_COEFFICIENT`; a retry policy's maximum interval not below its initial one;
 - enums: a value the API defines.
 """
@@ -135,19 +135,25 @@ def _token(v: bytes, path: str, max_id: int) -> str | None:
     return None
 
 
+def _percent(v: float, path: str, max_id: int) -> str | None:
+    if not (math.isfinite(v) and 0.0 <= v <= 100.0):
+        return f"{path}: must be a percentage between 0 and 100, got {v:g}"
+    return None
+
+
 def _free(v: Any, path: str, max_id: int) -> str | None:
     return None
 
 
 INSTANT = _instant
 DURATION, NOT_NEGATIVE, PAGE_SIZE, RATE, COEFFICIENT = _duration, _not_negative, _page_size, _rate, _coefficient
-NAME, TEXT, URI, TOKEN, FREE = _name, _text, _uri, _token, _free
+NAME, TEXT, URI, TOKEN, FREE, PERCENT = _name, _text, _uri, _token, _free, _percent
 
 # ---------------------------------------------------------------------- the table
 _NAMES = ("namespace", "name", "workflow_id", "run_id", "workflow_type", "task_queue", "request_id", "identity",
           "signal_name", "query_type", "update_id", "activity_id", "activity_type", "timer_id", "marker_name",
           "worker_task_queue", "sticky_task_queue", "owner_email", "update_mask", "non_retryable_error_types", "id",
-          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule")
+          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule", "deployment_name", "build_id", "paths")
 _DURATIONS = ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms",
               "schedule_to_close_timeout_ms", "schedule_to_start_timeout_ms", "start_to_close_timeout_ms",
               "heartbeat_timeout_ms", "start_to_fire_timeout_ms", "initial_interval_ms", "maximum_interval_ms",
@@ -164,7 +170,7 @@ RULES: dict[str, Check] = {
     "page_size": PAGE_SIZE, "maximum_page_size": PAGE_SIZE,
     "maximum_attempts": NOT_NEGATIVE, "scheduled_event_id": NOT_NEGATIVE, "remaining_actions": NOT_NEGATIVE,
     "workflow_task_finish_event_id": NOT_NEGATIVE,
-    "rps_limit": RATE, "max_tasks_per_second": RATE,
+    "rps_limit": RATE, "max_tasks_per_second": RATE, "percentage": PERCENT,
     "backoff_coefficient": COEFFICIENT,
 }
 """Rule of a scalar field by its name (enums and bools need none: enums must be defined values)."""

@@ -76,6 +76,18 @@ class _LiveState(Collector):
             age.add_metric(list(key), ages[key])
         yield backlog
         yield age
+        by_version = GaugeMetricFamily(
+            "spindle_task_queue_backlog_by_version",
+            "Tasks waiting in a versioned task queue, by the worker build they wait for ('unversioned': no build); "
+            "a build whose tasks wait while it has no workers shows here",
+            labels=["namespace", "task_queue", "kind", "version"])
+        vsums: dict[tuple[str, str, str, str], int] = {}
+        for ns, tq, kind, version, n in (m.versioned_backlog_source() if m.versioned_backlog_source else ()):
+            key4 = (ns, m.task_queue_label(tq), _KIND_NAMES.get(kind, str(kind)), version or "unversioned")
+            vsums[key4] = vsums.get(key4, 0) + n
+        for key4, n in sorted(vsums.items()):
+            by_version.add_metric(list(key4), n)
+        yield by_version
         shards = GaugeMetricFamily("spindle_shards_owned", "History shards this process owns")
         shards.add_metric([], m.shards_source() if m.shards_source is not None else 0)
         yield shards
@@ -133,6 +145,8 @@ class ServerMetrics:
                                        "sticky timeout (fallback); hit rate = sticky / (sticky + fallback)",
                                        ["namespace", "result"], registry=r)
         self.backlog_source: Callable[[], Iterable[tuple[Any, ...]]] | None = None
+        #: Yields ``(namespace, task_queue, kind, version, count)`` for versioned queues (worker deployments).
+        self.versioned_backlog_source: Callable[[], Iterable[tuple[str, str, int, str, int]]] | None = None
         self.shards_source: Callable[[], int] | None = None
         r.register(_LiveState(self))
         # bound label children, cached: .labels() costs a lock and a tuple build per call

@@ -41,6 +41,11 @@ SA_TYPES_BY_NAME = {v: k for k, v in SA_TYPE_NAMES.items()}
 SYSTEM_SEARCH_ATTRIBUTES: dict[str, int] = {
     "ScheduledById": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
     "ScheduledStartTime": svc.SEARCH_ATTRIBUTE_TYPE_DATETIME,
+    # worker build versioning: the build a run is pinned to or last ran on, its deployment and behavior
+    # ('Pinned' / 'AutoUpgrade'): ``TemporalWorkerDeploymentVersion = 'orders.1.0'`` lists what still runs there
+    "TemporalWorkerDeploymentVersion": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
+    "TemporalWorkerDeployment": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
+    "TemporalWorkflowVersioningBehavior": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
 }
 
 #: Search attributes pre-registered in the default namespace of ``spindle server start-dev`` and of

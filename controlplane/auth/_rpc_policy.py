@@ -142,6 +142,15 @@ POLICY: dict[str, Rule] = {
     "DeleteSchedule": _in_ns(WRITE),
     "DescribeSchedule": _in_ns(READ),
     "ListSchedules": _in_ns(READ),
+    # worker deployments: reader to look; routing and overrides decide which code runs: the namespace admin's
+    "DescribeWorkerDeployment": _in_ns(READ),
+    "ListWorkerDeployments": _in_ns(READ),
+    "SetWorkerDeploymentCurrentVersion": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
+                                              target=lambda r: f"deployment/{r.namespace}/{r.deployment_name}"),
+    "SetWorkerDeploymentRampingVersion": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
+                                              target=lambda r: f"deployment/{r.namespace}/{r.deployment_name}"),
+    "UpdateWorkflowExecutionOptions": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
+                                           target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),

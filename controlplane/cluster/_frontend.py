@@ -24,6 +24,7 @@ import logging
 from typing import Any
 
 from spindle.api import service_pb2 as svc
+from spindle.controlplane.deployments import check_version, version_key
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.frontend._validate import check_request, require_id, task_rate, validated
@@ -46,6 +47,7 @@ _BY_WORKFLOW: dict[str, Any] = {
     "RequestCancelWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "TerminateWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "ResetWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
+    "UpdateWorkflowExecutionOptions": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "DescribeWorkflowExecution": lambda r: (r.namespace, r.execution.workflow_id),
     "GetWorkflowExecutionHistory": lambda r: (r.namespace, r.execution.workflow_id),
     # a schedule lives on the shard of its schedule id (hashed as a workflow id would be)
@@ -143,6 +145,13 @@ class ClusterFrontend:
         identity = req.identity or "anonymous"
         if kind == KIND_WORKFLOW:  # start admission counts the workers of a namespace (here and on each peer)
             self.inner.engine.note_workflow_poller(ns.id, identity)
+        deployment = build = version = ""
+        if req.deployment_options.use_worker_versioning:  # a versioned poller gets only its build's tasks
+            v = req.deployment_options.version
+            check_version(v.deployment_name, v.build_id, "deployment_options.version")
+            deployment, build, version = v.deployment_name, v.build_id, version_key(v.deployment_name, v.build_id)
+        if not self.inner.engine.deployments.loaded(ns.id):
+            await self.inner.engine.deployments.load(ns.id)
         loop = asyncio.get_running_loop()
         end = loop.time() + self.inner._poll_timeout(deadline)
         while True:
@@ -150,16 +159,16 @@ class ClusterFrontend:
             if remaining <= 0:
                 return None
             got = await self._reserve_anywhere(ns.id, req.task_queue, kind, remaining, sticky=sticky, rate=rate,
-                                               identity=identity)
+                                               identity=identity, deployment=deployment, build=build)
             if got is None:
                 return None
             address, rid = got
             if address is None:
-                resp = await self.internal.start_reserved(rid, req.identity)
+                resp = await self.internal.start_reserved(rid, req.identity, version)
             else:
                 try:
-                    out = await self.router.peers.call(address, {"op": "start", "id": rid, "identity": req.identity},
-                                                       timeout=10.0)
+                    out = await self.router.peers.call(address, {"op": "start", "id": rid, "identity": req.identity,
+                                                                 "version": version}, timeout=10.0)
                 except Unavailable:
                     continue  # the peer died: its reservation dies with it; its shards' tasks come back from the store
                 resp = _response_type("PollWorkflowTaskQueue" if kind == KIND_WORKFLOW else "PollActivityTaskQueue"
@@ -168,7 +177,8 @@ class ClusterFrontend:
                 return resp
 
     async def _reserve_anywhere(self, ns_id: str, queue: str, kind: int, timeout: float, *, sticky: bool,
-                                rate: float, identity: str = "") -> tuple[str | None, str] | None:
+                                rate: float, identity: str = "", deployment: str = "", build: str = ""
+                                ) -> tuple[str | None, str] | None:
         """Reserve the first task any member has for the queue: (member address or None for here, reservation id).
 
         One reserve call per live peer is kept running for the whole poll: a peer
@@ -179,7 +189,8 @@ class ClusterFrontend:
         end = loop.time() + timeout
 
         async def local() -> tuple[str | None, str] | None:
-            ref = await self.inner.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=rate)
+            ref = await self.inner.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=rate,
+                                                        deployment=deployment, build=build)
             return None if ref is None else (None, self.internal.hold(ref, queue, kind, sticky))
 
         async def remote(address: str) -> tuple[str | None, str] | None:
@@ -187,7 +198,8 @@ class ClusterFrontend:
             try:
                 out = await self.router.peers.call(
                     address, {"op": "reserve", "ns_id": ns_id, "queue": queue, "kind": kind, "sticky": sticky,
-                              "rate": rate, "timeout": left, "identity": identity}, timeout=left + 5.0)
+                              "rate": rate, "timeout": left, "identity": identity, "deployment": deployment,
+                              "build": build}, timeout=left + 5.0)
             except Unavailable:
                 await asyncio.sleep(min(left, 1.0))  # a dead peer: do not spin; its shards move to the living
                 return None

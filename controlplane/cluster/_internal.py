@@ -49,6 +49,7 @@ from google.protobuf.message import DecodeError, Message
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.controlplane.deployments import check_version
 from spindle.controlplane.errors import InvalidArgument, ServiceError, ShardNotOwned, Unavailable
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 from spindle.controlplane.frontend._validate import (
@@ -207,7 +208,13 @@ class InternalService:
         if kind == KIND_WORKFLOW and p.get("identity"):  # start admission counts this namespace's workers
             self.engine.note_workflow_poller(ns_id, _str(p, "identity"))
         sticky = bool(p.get("sticky"))
-        ref = await self.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=_number(p, "rate", 0.0))
+        deployment, build = _text(p, "deployment"), _text(p, "build")
+        if deployment:
+            check_version(deployment, build, "deployment")
+        if not self.engine.deployments.loaded(ns_id):
+            await self.engine.deployments.load(ns_id)
+        ref = await self.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=_number(p, "rate", 0.0),
+                                              deployment=deployment, build=build)
         if ref is None:
             return {}
         return {"id": self.hold(ref, queue, kind, sticky)}
@@ -237,7 +244,7 @@ class InternalService:
         self.give_back(_str(p, "id"))
         return {}
 
-    async def start_reserved(self, rid: str, identity: str) -> Any:
+    async def start_reserved(self, rid: str, identity: str, version: str = "") -> Any:
         """Record a reserved task as started; the poll response, or None if the task went stale."""
         res = self._reservations.pop(rid, None)
         if res is None:
@@ -246,13 +253,13 @@ class InternalService:
             res.timer.cancel()
         ref = res.ref
         try:
-            return await self.engine.start_polled(ref, res.queue, res.kind, identity, sticky=res.sticky)
+            return await self.engine.start_polled(ref, res.queue, res.kind, identity, sticky=res.sticky, version=version)
         except Unavailable as e:  # the shard moved: its new owner re-dispatches the task from the store
             log.info("reserved task of %s dropped: %s", ref.workflow_id, e)
         return None
 
     async def op_start(self, p: dict[str, Any], remaining: float | None) -> dict[str, Any]:
-        resp = await self.start_reserved(_str(p, "id"), _text(p, "identity"))
+        resp = await self.start_reserved(_str(p, "id"), _text(p, "identity"), _text(p, "version"))
         if resp is None:
             return {}
         return {"response": b64(resp.SerializeToString())}

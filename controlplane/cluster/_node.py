@@ -93,6 +93,8 @@ class ClusterNode:
                                             default_retention_ms=int(self.server_config.default_retention_days * 86400_000),
                                             config=self.server_config)
         self.engine = HistoryEngine(self.store, self.server_config, self.clock, self.namespaces)
+        # a routing change made on another member reaches this one's matching within a second
+        self.engine.deployments.refresh_interval = 1.0
         #: The metrics this member records (``metrics.listen`` set), served at ``metrics_address``/metrics.
         self.metrics = ServerMetrics() if config.metrics_listen else None
         if self.metrics is not None:

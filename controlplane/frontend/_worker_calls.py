@@ -15,8 +15,10 @@ import asyncio
 
 from google.protobuf.message import Message
 
+from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.deployments import check_version, version_key
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.history._tokens import BadTokenError
@@ -61,10 +63,23 @@ class WorkerCalls:
             raise InvalidArgument(str(e)) from e
 
     # ------------------------------------------------------------------ polls
+    async def _versioned_poller(self, ns: Namespace, opts: pb.WorkerDeploymentOptions) -> tuple[str, str]:
+        """A poller's deployment and build ("", "" for an unversioned one); the namespace's deployments known here."""
+        deployments = self.engine.deployments
+        if not deployments.loaded(ns.id):
+            await deployments.load(ns.id)
+        if not opts.use_worker_versioning:
+            return "", ""
+        v = opts.version
+        check_version(v.deployment_name, v.build_id, "deployment_options.version")
+        return v.deployment_name, v.build_id
+
     async def poll_workflow_task(self, req: svc.PollWorkflowTaskQueueRequest, ns: Namespace, deadline: float | None
                                  ) -> svc.PollWorkflowTaskQueueResponse:
         require_id(req.task_queue, "task_queue", self.config)
         self.engine.note_workflow_poller(ns.id, req.identity or "anonymous")
+        deployment, build = await self._versioned_poller(ns, req.deployment_options)
+        version = version_key(deployment, build) if deployment else ""
         loop = asyncio.get_running_loop()
         end = loop.time() + poll_timeout(self.config, deadline)
         while True:
@@ -72,10 +87,11 @@ class WorkerCalls:
             if remaining <= 0:
                 return svc.PollWorkflowTaskQueueResponse()
             ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_WORKFLOW, remaining, sticky=req.sticky,
-                                                  identity=req.identity)
+                                                  identity=req.identity, deployment=deployment, build=build)
             if ref is None:
                 return svc.PollWorkflowTaskQueueResponse()
-            resp = await self.engine.start_polled(ref, req.task_queue, KIND_WORKFLOW, req.identity, sticky=req.sticky)
+            resp = await self.engine.start_polled(ref, req.task_queue, KIND_WORKFLOW, req.identity, sticky=req.sticky,
+                                                  version=version)
             if resp is not None:
                 return await self.offloader.expand(resp, ns.id)
 
@@ -83,13 +99,15 @@ class WorkerCalls:
                                  ) -> svc.PollActivityTaskQueueResponse:
         require_id(req.task_queue, "task_queue", self.config)
         rate = task_rate(req.max_tasks_per_second, self.config)  # clamped to the server's floor and ceiling
+        deployment, build = await self._versioned_poller(ns, req.deployment_options)
         loop = asyncio.get_running_loop()
         end = loop.time() + poll_timeout(self.config, deadline)
         while True:
             remaining = end - loop.time()
             if remaining <= 0:
                 return svc.PollActivityTaskQueueResponse()
-            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_ACTIVITY, remaining, rate=rate)
+            ref = await self.engine.matching.poll(ns.id, req.task_queue, KIND_ACTIVITY, remaining, rate=rate,
+                                                  identity=req.identity, deployment=deployment, build=build)
             if ref is None:
                 return svc.PollActivityTaskQueueResponse()
             resp = await self.engine.start_polled(ref, req.task_queue, KIND_ACTIVITY, req.identity)

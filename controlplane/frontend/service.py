@@ -18,7 +18,7 @@ same steps for every RPC:
 
 Adding an RPC: a row in :meth:`FrontendService.rpcs`, a handler in the module of its kind
 (``_namespace_calls``, ``_workflow_calls``, ``_visibility_calls``, ``_worker_calls``,
-``_schedule_calls``), and its access rule in ``spindle.controlplane.auth._rpc_policy.POLICY``
+``_schedule_calls``, ``_deployment_calls``), and its access rule in ``spindle.controlplane.auth._rpc_policy.POLICY``
 (the servicer refuses to start without one).
 """
 
@@ -38,6 +38,7 @@ from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 
+from ._deployment_calls import DeploymentCalls
 from ._namespace_calls import VERSION, NamespaceCalls
 from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
@@ -137,6 +138,7 @@ class FrontendService:
         self._visibility_calls = VisibilityCalls(store)
         self._worker_calls = WorkerCalls(config, engine, self.payloads)
         self._schedule_calls = ScheduleCalls(config, engine)
+        self._deployment_calls = DeploymentCalls(engine, self._visibility_calls)
         table = self.rpcs()
         missing = set(RPC_NAMES) ^ set(table)
         if missing:
@@ -147,7 +149,7 @@ class FrontendService:
     def rpcs(self) -> dict[str, Rpc]:
         """Every RPC of WorkflowService: how the pipeline treats it, and its handler."""
         system, wf, vis = self._namespace_calls, self._workflow_calls, self._visibility_calls
-        work, sched = self._worker_calls, self._schedule_calls
+        work, sched, dep = self._worker_calls, self._schedule_calls, self._deployment_calls
         return {
             # system, namespaces, API keys (who may manage which key: auth._key_admin)
             "GetSystemInfo": Rpc(system.system_info),
@@ -191,6 +193,12 @@ class FrontendService:
             "PatchSchedule": client_call(sched.patch),
             "DeleteSchedule": client_call(sched.delete),
             "ListSchedules": client_call(sched.list),
+            # worker deployments (issue 25)
+            "DescribeWorkerDeployment": client_call(dep.describe),
+            "ListWorkerDeployments": client_call(dep.list),
+            "SetWorkerDeploymentCurrentVersion": client_call(dep.set_current),
+            "SetWorkerDeploymentRampingVersion": client_call(dep.set_ramping),
+            "UpdateWorkflowExecutionOptions": client_call(dep.update_options),
         }
 
     def _poll_timeout(self, deadline: float | None) -> float:

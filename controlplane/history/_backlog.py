@@ -61,7 +61,8 @@ class Backlog:
             q.discard(ref)
             return
         task_id = shard.next_task_id()
-        data = Task("bl", ref.namespace_id, ref.workflow_id, ref.run_id, ref.event_id, ref.attempt).encode()
+        data = Task("bl", ref.namespace_id, ref.workflow_id, ref.run_id, ref.event_id, ref.attempt,
+                    extra={"p": ref.pin} if ref.pin else {}).encode()
         m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id)
         src = ref.source
         m.backlog_insert = [BacklogTask(ref.namespace_id, q.name, q.kind, shard.shard_id, task_id, data)]
@@ -92,7 +93,7 @@ class Backlog:
                 continue
             t = Task.decode(r.data)
             ref = TaskRef(kind, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
-                          ("b", namespace_id, queue_name, kind, r.shard_id, r.task_id))
+                          ("b", namespace_id, queue_name, kind, r.shard_id, r.task_id), pin=t.extra.get("p", ""))
             matching.queue(namespace_id, queue_name, kind).push(ref)
 
     def forget_shard(self, matching: Matching, shard_id: int) -> None:

@@ -57,7 +57,7 @@ def execute_transfer(ctx: HistoryContext, shard: Shard, t: Task) -> None:
     """Process one transfer task of ``shard`` (see the module docstring)."""
     if t.kind == T_WORKFLOW_TASK:
         ref = TaskRef(KIND_WORKFLOW, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
-                      ("t", shard.shard_id, t.task_id))
+                      ("t", shard.shard_id, t.task_id), pin=t.extra.get("p", ""))
         workflow_task.dispatch(ctx, ref, t.extra.get("q", ""))
     elif t.kind == T_ACTIVITY_TASK:
         activity_task.dispatch(ctx, t)

@@ -21,6 +21,7 @@ from spindle.controlplane.archival import BLOB_REF_ENCODING
 from ._activity_retry_state import encode_retry_state, restore_retry_state
 from ._event_kinds import CLOSE_STATUS
 from ._pending import ActivityInfo, ChildInfo, PendingUpdate, TimerInfo, WorkflowTaskInfo
+from ._versioning import fold_options_updated, fold_reset, fold_task_completed
 
 RUNNING = pb.WORKFLOW_EXECUTION_STATUS_RUNNING
 
@@ -72,10 +73,15 @@ class MutableState:
         self.memo: dict[str, pb.Payload] = {}
         self.completed_updates: dict[str, pb.WorkflowExecutionUpdateCompletedEventAttributes] = {}
         self.accepted_updates: set[str] = set()
+        # worker build versioning (``_versioning``): last build ("" = unversioned), behavior, override
+        self.deployment_version = ""
+        self.versioning_behavior = 0
+        self.versioning_override: pb.VersioningOverride | None = None
         # in memory only
         self.buffered: list[pb.HistoryEvent] = []
         self.sticky_queue = ""
         self.sticky_timeout_ms = 0
+        self.sticky_version = ""  # the build of the worker holding the run in its cache
         self.pending_updates: dict[str, PendingUpdate] = {}
         self.signal_request_ids: set[str] = set()
         self.changed = asyncio.Event()
@@ -184,11 +190,18 @@ class MutableState:
         pass  # written together with the task's outcome; the in-memory info already says "started"
 
     def _wt_completed(self, e: pb.HistoryEvent) -> None:
-        self.last_completed_started_id = e.workflow_task_completed_event_attributes.started_event_id
+        a = e.workflow_task_completed_event_attributes
+        self.last_completed_started_id = a.started_event_id
         self.workflow_task = None
+        fold_task_completed(self, a)
+
+    def _options_updated(self, e: pb.HistoryEvent) -> None:
+        fold_options_updated(self, e.workflow_execution_options_updated_event_attributes)
 
     def _wt_failed(self, e: pb.HistoryEvent) -> None:
         self.workflow_task = None
+        if e.workflow_task_failed_event_attributes.cause == pb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW:
+            fold_reset(self)
 
     def _act_scheduled(self, e: pb.HistoryEvent) -> None:
         a = e.activity_task_scheduled_event_attributes
@@ -335,6 +348,7 @@ _HANDLERS: dict[int, Any] = {
     pb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: MutableState._wt_scheduled,
     pb.EVENT_TYPE_WORKFLOW_TASK_STARTED: MutableState._wt_started,
     pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: MutableState._wt_completed,
+    pb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED: MutableState._options_updated,
     pb.EVENT_TYPE_WORKFLOW_TASK_FAILED: MutableState._wt_failed,
     pb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT: MutableState._wt_failed,
     pb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: MutableState._act_scheduled,

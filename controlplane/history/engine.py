@@ -22,6 +22,7 @@ from spindle.api import service_pb2 as svc
 from spindle.controlplane.archival import Archival
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.deployments import Deployments
 from spindle.controlplane.matching import Matching, TaskRef
 from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import Store
@@ -41,8 +42,10 @@ from ._tasks import TM_USER_TIMER, Task
 from ._timer_queue import TimerQueue
 from ._tokens import StartNonces, TaskTokens
 from ._transfer_queue import TransferQueue
+from ._versioning import versioned_backlogs
 from .ops import activity_task, close, poll, workflow_task, workflow_task_completed
 from .ops import describe as describe_op
+from .ops import options as options_op
 from .ops import query as query_op
 from .ops import reset as reset_op
 from .ops import schedule_requests as schedule_op
@@ -69,6 +72,10 @@ class HistoryEngine:
         backlog = Backlog(store, self._shards)
         self.matching = Matching(persist=backlog.persist, rate_ttl=max(60.0, 2 * config.long_poll_timeout),
                                  min_rate=config.task_queue_min_rate, max_rate=config.task_queue_max_rate)
+        #: Worker deployments (build versioning): where versioned queues' tasks go.
+        self.deployments = Deployments(store, clock)
+        self.matching.router = self.deployments
+        self.deployments.on_routing_change = self.matching.rematch
         #: Workflow/activity tasks handed to workers and not finished (the time-skipping clock waits for them).
         self.outstanding = OutstandingTasks(self._outstanding_changed)
         committer = Committer(store, self._shards, self.cache, background)
@@ -120,6 +127,7 @@ class HistoryEngine:
                 yield (ns.name if ns is not None else q.namespace_id, q.name, q.kind, q.backlog, q.oldest_age())
 
         metrics.backlog_source = backlogs
+        metrics.versioned_backlog_source = functools.partial(versioned_backlogs, self.matching, namespaces)
         metrics.shards_source = lambda: len(self._shards.owned)
         self._shards.metrics = metrics
 
@@ -217,6 +225,7 @@ class HistoryEngine:
         background.stopping = True
         await self._shards.stop()
         background.cancel_all()
+        await self.deployments.close()
 
     # ------------------------------------------------------------------ client operations
     def admit_start(self, namespace_id: str) -> AbstractAsyncContextManager[None]:
@@ -305,9 +314,15 @@ class HistoryEngine:
         return schedule_op.list_page(self.context, ns, after, size)
 
     # ------------------------------------------------------------------ worker operations
-    def start_polled(self, ref: TaskRef, queue: str, kind: int, identity: str, *, sticky: bool = False) -> Awaitable[Any]:
-        """Start a task a poller took from ``queue``: the poll response, or None (see ``ops.poll``)."""
-        return poll.start_polled(self.context, ref, queue, kind, identity, sticky=sticky)
+    def update_options(self, ns: Namespace, req: svc.UpdateWorkflowExecutionOptionsRequest
+                       ) -> Awaitable[svc.UpdateWorkflowExecutionOptionsResponse]:
+        """Set or remove a run's versioning override (``ops.options``; routed to the owner by a cluster member)."""
+        return options_op.update_options(self.context, ns, req)
+
+    def start_polled(self, ref: TaskRef, queue: str, kind: int, identity: str, *, sticky: bool = False,
+                     version: str = "") -> Awaitable[Any]:
+        """Start a task a poller (of build ``version``) took from ``queue``: the poll response, or None (``ops.poll``)."""
+        return poll.start_polled(self.context, ref, queue, kind, identity, sticky=sticky, version=version)
 
     def respond_workflow_task_completed(self, req: svc.RespondWorkflowTaskCompletedRequest
                                         ) -> Awaitable[svc.RespondWorkflowTaskCompletedResponse]:

@@ -24,6 +24,14 @@ delay that workflow by one more task timeout each time. So a retried task carrie
 identity of the poller that let it time out (``TaskRef.avoid``) and goes to any other poller
 first; after ``avoid_for`` seconds (the sticky schedule-to-start timeout) it goes to whoever
 polls, that poller included (it may be the only worker there is).
+
+Worker build versioning: a queue some versioned poller (one naming a worker deployment's build)
+has polled is *versioned*. Each of its tasks then goes only to pollers of one version: its pin
+(``TaskRef.pin``, a pinned execution's build) or, without one, the version its deployment's
+routing gives the workflow id (the current or ramping version; "" = unversioned pollers), asked of
+the ``router`` at match time, so a routing change moves the tasks still queued
+(:meth:`Matching.rematch`). A task whose version has no poller waits in the queue. Queues no
+versioned poller has polled take none of these steps.
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ import time
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from spindle.controlplane.deployments._document import version_key
 
 KIND_WORKFLOW = 0
 KIND_ACTIVITY = 1
@@ -59,6 +69,18 @@ class TaskRef:
     avoid_for: float = 0.0
     #: When (monotonic) the task first waited in a queue of this process (0: not yet); for the backlog's age.
     queued_at: float = 0.0
+    #: The worker build (version key) a pinned execution's task must go to; "" = its queue's routing decides.
+    pin: str = ""
+
+
+class Router(Protocol):
+    """Where the tasks of versioned queues go (``spindle.controlplane.deployments.Deployments``)."""
+
+    def target(self, namespace_id: str, queue: str, kind: int, workflow_id: str, pin: str) -> str | None: ...
+
+    def saw_poller(self, namespace_id: str, queue: str, kind: int, deployment: str, build: str) -> bool: ...
+
+    def deployment_of(self, namespace_id: str, queue: str, kind: int) -> object | None: ...
 
 
 class TaskQueue:
@@ -70,8 +92,10 @@ class TaskQueue:
         self.kind = kind
         self.sticky = sticky
         self.tasks: collections.deque[TaskRef] = collections.deque()
-        #: Waiting polls and their poller identities, first come first served.
-        self.waiters: collections.deque[tuple[asyncio.Future[TaskRef], str]] = collections.deque()
+        #: Waiting polls with their poller identities and versions ("" = unversioned), first come first served.
+        self.waiters: collections.deque[tuple[asyncio.Future[TaskRef], str, str]] = collections.deque()
+        #: The version a task must go to (None: any poller); set once a versioned poller polled the queue.
+        self.route: Callable[[TaskRef], str | None] | None = None
         self._avoiding = 0  # tasks in ``tasks`` with ``avoid`` set
         self._rate = 0.0
         self._rate_until = 0.0  # monotonic time at which the rate lapses
@@ -104,13 +128,14 @@ class TaskQueue:
 
     def _hand(self, ref: TaskRef) -> bool:
         """Give ``ref`` to the first waiting poller it may go to; False if there is none."""
-        skipped: list[tuple[asyncio.Future[TaskRef], str]] = []
+        skipped: list[tuple[asyncio.Future[TaskRef], str, str]] = []
         handed = False
+        target = self.route(ref) if self.route is not None else None
         while self.waiters:
             w = self.waiters.popleft()
             if w[0].done():
                 continue
-            if ref.avoid and w[1] == ref.avoid:
+            if (ref.avoid and w[1] == ref.avoid) or (target is not None and w[2] != target):
                 skipped.append(w)
                 continue
             w[0].set_result(ref)
@@ -131,13 +156,20 @@ class TaskQueue:
             self.tasks.appendleft(ref)
         else:
             self.tasks.append(ref)
-        if not self._avoiding:
+        if not self._avoiding and self.route is None:
             while self.waiters and self.tasks:
                 w = self.waiters.popleft()
                 if not w[0].done():
                     w[0].set_result(self.tasks.popleft())
             return
-        for t in list(self.tasks):  # some tasks avoid a poller: match each task with a poller it may go to
+        if self._avoiding:
+            self.rematch()
+        elif self.waiters and self._hand(ref):  # versioned: only the new task may have a poller waiting for it
+            self._remove(ref)
+
+    def rematch(self) -> None:
+        """Match each queued task with a waiting poller it may go to (some avoid a poller, or need a version)."""
+        for t in list(self.tasks):
             if not self.waiters:
                 break
             if self._hand(t):
@@ -168,20 +200,27 @@ class TaskQueue:
         ref.avoid = ""
         self.push(ref, front=True)
 
-    def _pop_for(self, identity: str) -> TaskRef | None:
-        """The first queued task a poller with ``identity`` may take (removed), or None."""
-        if not self._avoiding:
+    def _pop_for(self, identity: str, version: str) -> TaskRef | None:
+        """The first queued task a poller with ``identity`` and ``version`` may take (removed), or None."""
+        route = self.route
+        if not self._avoiding and route is None:
             return self.tasks.popleft()
         for t in self.tasks:
-            if not t.avoid or t.avoid != identity:
-                self._remove(t)
-                return t
+            if t.avoid and t.avoid == identity:
+                continue
+            if route is not None:
+                target = route(t)
+                if target is not None and target != version:
+                    continue
+            self._remove(t)
+            return t
         return None
 
-    async def take(self, timeout: float, identity: str = "") -> TaskRef | None:
+    async def take(self, timeout: float, identity: str = "", version: str = "") -> TaskRef | None:
         """The next task, waiting up to ``timeout`` seconds; None when none came (or, under a rate, no turn did).
 
-        ``identity`` is the poller's: a task that avoids it goes to others first.
+        ``identity`` is the poller's: a task that avoids it goes to others first. ``version`` is its
+        build (a version key; "" = unversioned): on a versioned queue it gets only that version's tasks.
         """
         self.last_poll = time.monotonic()
         end = self.last_poll + timeout
@@ -192,11 +231,11 @@ class TaskQueue:
                 return None  # no turn within this poll
             timeout = max(0.0, end - time.monotonic())
         if self.tasks:
-            ref = self._pop_for(identity)
+            ref = self._pop_for(identity, version)
             if ref is not None:
                 return ref
         fut: asyncio.Future[TaskRef] = asyncio.get_running_loop().create_future()
-        self.waiters.append((fut, identity))
+        self.waiters.append((fut, identity, version))
         try:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except asyncio.TimeoutError:
@@ -269,6 +308,10 @@ class Matching:
         self._background: set[asyncio.Task[None]] = set()
         #: Called whenever a task is offered or taken (the time-skipping clock watches it).
         self.on_activity: Callable[[], None] | None = None
+        #: Where versioned queues' tasks go (worker deployments); None: no queue is versioned.
+        self.router: Router | None = None
+        #: Namespaces with a versioned queue here (a set lookup keeps the others' hot path as it was).
+        self.versioned_namespaces: set[str] = set()
 
     def queue(self, namespace_id: str, name: str, kind: int, *, sticky: bool = False) -> TaskQueue:
         key = (namespace_id, name, kind)
@@ -276,7 +319,36 @@ class Matching:
         if q is None:
             q = TaskQueue(namespace_id, name, kind, sticky=sticky)
             self._queues[key] = q
+            if self.router is not None and not sticky and self.router.deployment_of(namespace_id, name, kind) is not None:
+                self._versioned(q)
         return q
+
+    def _versioned(self, q: TaskQueue) -> None:
+        router = self.router
+        assert router is not None
+        ns, name, kind = q.namespace_id, q.name, q.kind
+        self.versioned_namespaces.add(ns)
+        q.route = lambda ref: router.target(ns, name, kind, ref.workflow_id, ref.pin)
+
+    def rematch(self, namespace_id: str) -> None:
+        """The routing of a namespace's deployments changed: versioned queues match their tasks again."""
+        for q in list(self._queues.values()):
+            if q.namespace_id == namespace_id:
+                if q.route is None and not q.sticky and self.router is not None \
+                        and self.router.deployment_of(namespace_id, q.name, q.kind) is not None:
+                    self._versioned(q)
+                if q.route is not None:
+                    q.rematch()
+
+    def repin(self, namespace_id: str, queue_name: str, workflow_id: str, run_id: str, pin: str) -> None:
+        """A run's pin changed (a versioning override): its queued workflow tasks go to the new version."""
+        q = self._queues.get((namespace_id, queue_name, KIND_WORKFLOW))
+        if q is None:
+            return
+        for t in q.tasks:
+            if t.workflow_id == workflow_id and t.run_id == run_id:
+                t.pin = pin
+        q.rematch()
 
     def add(self, ref: TaskRef, queue_name: str, *, sticky: bool = False, persist: bool = True) -> None:
         """Offer a task: sync match if a poller waits, else keep it (persisted to the backlog)."""
@@ -291,14 +363,21 @@ class Matching:
         q.push(ref)
 
     async def poll(self, namespace_id: str, queue_name: str, kind: int, timeout: float, *, sticky: bool = False,
-                   rate: float = 0.0, identity: str = "") -> TaskRef | None:
+                   rate: float = 0.0, identity: str = "", deployment: str = "", build: str = "") -> TaskRef | None:
         """The next task of the queue within ``timeout`` seconds, or None. ``rate`` > 0 sets the queue's dispatch
         rate, clamped to ``min_rate``..``max_rate`` (whoever forwarded the poll: the frontend refused
-        negative and non-finite rates; anything else that is not a positive number asks for none)."""
+        negative and non-finite rates; anything else that is not a positive number asks for none).
+        ``deployment``/``build``: a versioned poller's build (it gets only the tasks routed to it)."""
         q = self.queue(namespace_id, queue_name, kind, sticky=sticky)
         if rate > 0 and math.isfinite(rate):
             q.set_rate(min(max(rate, self.min_rate), self.max_rate), self.rate_ttl)
-        return await q.take(timeout, identity)
+        version = ""
+        if deployment and self.router is not None:
+            version = version_key(deployment, build)
+            if not sticky and (self.router.saw_poller(namespace_id, queue_name, kind, deployment, build)
+                               or q.route is None):
+                self._versioned(q)
+        return await q.take(timeout, identity, version)
 
     def remove(self, ref: TaskRef, queue_name: str, kind: int) -> bool:
         q = self._queues.get((ref.namespace_id, queue_name, kind))

@@ -25,6 +25,7 @@ import grpc
 import pytest
 
 from _auth_world import QA, World, bearer, make_world
+from google.protobuf import field_mask_pb2
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
@@ -75,6 +76,12 @@ NEEDS: dict[str, str] = {
     "PatchSchedule": "writer",
     "DeleteSchedule": "writer",
     "ListSchedules": "reader",
+    # worker deployments: routing and overrides decide which code runs, so they are the namespace admin's
+    "DescribeWorkerDeployment": "reader",
+    "ListWorkerDeployments": "reader",
+    "SetWorkerDeploymentCurrentVersion": "admin",
+    "SetWorkerDeploymentRampingVersion": "admin",
+    "UpdateWorkflowExecutionOptions": "admin",
 }
 
 #: The ns-a roles that lack what each kind of RPC needs (roles are sets: a writer cannot poll).
@@ -96,7 +103,8 @@ WRITES = {"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "AddSearchAtt
           "SignalWorkflowExecution", "SignalWithStartWorkflowExecution", "RequestCancelWorkflowExecution",
           "TerminateWorkflowExecution", "RespondWorkflowTaskCompleted", "RespondWorkflowTaskFailed",
           "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "CreateApiKey", "RevokeApiKey",
-          "CreateSchedule", "UpdateSchedule", "PatchSchedule", "DeleteSchedule"}
+          "CreateSchedule", "UpdateSchedule", "PatchSchedule", "DeleteSchedule", "SetWorkerDeploymentCurrentVersion",
+          "SetWorkerDeploymentRampingVersion", "UpdateWorkflowExecutionOptions"}
 
 A_WF = pb.WorkflowExecution(workflow_id="ns-a-wf")
 
@@ -178,6 +186,18 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
                                                           patch=svc.SchedulePatch(pause="evil")),
         "DeleteSchedule": lambda: svc.DeleteScheduleRequest(namespace="ns-a", schedule_id="ns-a-sched"),
         "ListSchedules": lambda: svc.ListSchedulesRequest(namespace="ns-a"),
+        "DescribeWorkerDeployment": lambda: svc.DescribeWorkerDeploymentRequest(namespace="ns-a",
+                                                                              deployment_name="orders"),
+        "ListWorkerDeployments": lambda: svc.ListWorkerDeploymentsRequest(namespace="ns-a"),
+        "SetWorkerDeploymentCurrentVersion": lambda: svc.SetWorkerDeploymentCurrentVersionRequest(
+            namespace="ns-a", deployment_name="orders", build_id="evil", allow_no_pollers=True),
+        "SetWorkerDeploymentRampingVersion": lambda: svc.SetWorkerDeploymentRampingVersionRequest(
+            namespace="ns-a", deployment_name="orders", build_id="evil", percentage=50, allow_no_pollers=True),
+        "UpdateWorkflowExecutionOptions": lambda: svc.UpdateWorkflowExecutionOptionsRequest(
+            namespace="ns-a", workflow_execution=A_WF, update_mask=field_mask_pb2.FieldMask(paths=["versioning_override"]),
+            workflow_execution_options=svc.WorkflowExecutionOptions(versioning_override=pb.VersioningOverride(
+                pinned=pb.VersioningOverride.PinnedOverride(version=pb.WorkerDeploymentVersion(
+                    deployment_name="orders", build_id="evil"))))),
     }
 
 

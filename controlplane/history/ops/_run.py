@@ -17,6 +17,7 @@ from .._mutable_state import MutableState
 from .._outstanding import RunKey
 from .._tasks import T_VISIBILITY, T_WORKFLOW_TASK, TM_WORKFLOW_RUN_TIMEOUT, TM_WORKFLOW_TASK_BACKOFF, Task
 from .._txn import Txn
+from .._versioning import pin_of, sticky_fits, task_extra
 
 
 def new_run_id() -> str:
@@ -90,11 +91,11 @@ def schedule_workflow_task(ctx: HistoryContext, txn: Txn, *, attempt: int = 1, b
     txn.after_commit.append(lambda: admission.workflow_task_scheduled(key))
     if backoff_ms > 0:
         new_timer(txn, TM_WORKFLOW_TASK_BACKOFF, txn.now_ms + backoff_ms, event_id=e.event_id, attempt=attempt)
-    elif inline:
+    elif inline and sticky_fits(ctx.matching, st, pin_of(st)):
         txn.inline_workflow_task = True  # the caller starts it before committing (start_inline_tasks)
     else:
         txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id, e.event_id, attempt,
-                                 extra={"q": st.task_queue}))
+                                 extra=task_extra(st, st.task_queue)))
 
 
 def build_run(ctx: HistoryContext, state: MutableState, attrs: pb.WorkflowExecutionStartedEventAttributes, now_ms: int,

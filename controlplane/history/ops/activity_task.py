@@ -25,6 +25,7 @@ from .._pending import ActivityInfo
 from .._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_RETRY, TM_ACTIVITY_TIMEOUT, Task
 from .._tokens import ACTIVITY, TaskToken
 from .._txn import Txn
+from .._versioning import pin_of, task_extra
 from . import workflow_task
 from ._run import add_start_timer, new_timer, run_key, schedule_workflow_task, timer_done
 
@@ -94,8 +95,10 @@ def dispatch(ctx: HistoryContext, t: Task) -> None:
     """Offer an activity task (from the transfer queue) to its task queue."""
     ref = TaskRef(KIND_ACTIVITY, t.namespace_id, t.workflow_id, t.run_id, t.event_id, t.attempt,
                   ("t", ctx.shards.shard_for(t.namespace_id, t.workflow_id).shard_id, t.task_id) if t.task_id else None)
+    ref.pin = t.extra.get("p", "")
     st = ctx.cache.get((t.namespace_id, t.workflow_id, t.run_id))
     if st is not None:
+        ref.pin = pin_of(st)
         info = st.activities.get(t.event_id)
         if info is not None:
             info.dispatched = True
@@ -274,7 +277,7 @@ def _schedule_retry(ctx: HistoryContext, txn: Txn, info: ActivityInfo, backoff_m
     st = txn.state
     if backoff_ms <= 0:
         txn.transfer.append(Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id,
-                                 info.attempt, extra={"q": info.task_queue}))
+                                 info.attempt, extra=task_extra(st, info.task_queue)))
         if info.schedule_to_start_ms:
             info.timers["SCHEDULE_TO_START"] = new_timer(
                 txn, TM_ACTIVITY_TIMEOUT, txn.now_ms + info.schedule_to_start_ms, event_id=info.scheduled_event_id,

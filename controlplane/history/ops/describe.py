@@ -16,6 +16,7 @@ from spindle.controlplane.archival import fitting_prefix
 from spindle.controlplane.namespaces import Namespace
 
 from .._context import HistoryContext
+from .._versioning import versioning_info
 from . import activity_task
 
 
@@ -37,6 +38,9 @@ async def describe(ctx: HistoryContext, ns: Namespace, execution: pb.WorkflowExe
         if st.started.HasField("parent"):
             info.parent_execution.CopyFrom(st.started.parent.execution)
             info.parent_namespace = st.started.parent.namespace
+        vinfo = versioning_info(st)
+        if vinfo is not None:
+            info.versioning_info.CopyFrom(vinfo)
         wt = st.workflow_task
         return svc.DescribeWorkflowExecutionResponse(
             workflow_execution_info=info,

@@ -16,7 +16,7 @@ from . import activity_task, query, workflow_task
 
 
 async def start_polled(ctx: HistoryContext, ref: TaskRef, queue: str, kind: int, identity: str, *,
-                       sticky: bool = False) -> Any:
+                       sticky: bool = False, version: str = "") -> Any:
     """Start a task a poller took from ``queue``: the poll response, or None if the task went stale.
 
     If the poller goes away (its call is cancelled) while the start waits for the
@@ -28,7 +28,7 @@ async def start_polled(ctx: HistoryContext, ref: TaskRef, queue: str, kind: int,
         if ref.kind == KIND_QUERY:
             return await query.record_started(ctx, ref)
         if kind == KIND_WORKFLOW:
-            return await workflow_task.record_started(ctx, ref, identity, sticky=sticky)
+            return await workflow_task.record_started(ctx, ref, identity, sticky=sticky, version=version)
         return await activity_task.record_started(ctx, ref, identity)
     except asyncio.CancelledError:
         ctx.matching.queue(ref.namespace_id, queue, kind, sticky=sticky).push(ref, front=True)

@@ -19,6 +19,7 @@ from .._context import HistoryContext
 from .._mutable_state import MutableState
 from .._pending import PendingQuery
 from .._tokens import QUERY, TaskToken
+from .._versioning import pin_of
 
 
 async def query(ctx: HistoryContext, ns: Namespace, req: svc.QueryWorkflowRequest) -> svc.QueryWorkflowResponse:
@@ -28,7 +29,7 @@ async def query(ctx: HistoryContext, ns: Namespace, req: svc.QueryWorkflowReques
         st = await ctx.cache.resolve(ns.id, req.execution.workflow_id, req.execution.run_id)
         pq = PendingQuery(req.query)
         ctx.queries[pq.id] = pq
-        ref = TaskRef(KIND_QUERY, ns.id, st.workflow_id, st.run_id, query=pq)
+        ref = TaskRef(KIND_QUERY, ns.id, st.workflow_id, st.run_id, query=pq, pin=pin_of(st))
         if st.sticky_queue and st.running:
             ctx.matching.add(ref, st.sticky_queue, sticky=True)
             sticky_queue = st.sticky_queue

@@ -37,6 +37,7 @@ from .._context import HistoryContext
 from .._mutable_state import MutableState
 from .._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_TIMEOUT, TM_USER_TIMER, TM_WORKFLOW_RUN_TIMEOUT, Task
 from .._txn import Txn
+from .._versioning import task_extra
 from ._run import new_run_id, new_timer, schedule_workflow_task, visibility_task
 from .close import abandon_running_tasks, close_run
 
@@ -168,7 +169,7 @@ def _restart_pending(ctx: HistoryContext, txn: Txn) -> None:
         info.attempt = 1
         info.attempt_scheduled_time_ms = now
         txn.transfer.append(Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, sid, 1,
-                                 extra={"q": info.task_queue}))
+                                 extra=task_extra(st, info.task_queue)))
         if info.schedule_to_close_ms:
             info.timers["SCHEDULE_TO_CLOSE"] = new_timer(txn, TM_ACTIVITY_TIMEOUT, now + info.schedule_to_close_ms,
                                                          event_id=sid, attempt=0, sub="SCHEDULE_TO_CLOSE")

@@ -33,6 +33,7 @@ from .._pending import WorkflowTaskInfo
 from .._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from .._tokens import WORKFLOW, StartNonces, TaskToken
 from .._txn import Txn
+from .._versioning import pin_of, sticky_fits, task_extra
 from ._run import add_start_timer, flush_buffered, run_key, schedule_workflow_task, timer_done, timer_txn
 
 
@@ -49,6 +50,10 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
     wt = st.workflow_task if st is not None else None
     current = wt is not None and wt.scheduled_event_id == ref.event_id and wt.attempt == ref.attempt \
         and not wt.started
+    if st is not None:
+        ref.pin = pin_of(st)
+        if st.sticky_queue and not sticky_fits(ctx.matching, st, ref.pin):
+            st.sticky_queue = ""  # the worker holding the run is not the build its next task goes to
     if st is not None and wt is not None and current and st.sticky_queue:
         queue = st.sticky_queue
         wt.dispatched = True
@@ -79,7 +84,7 @@ def dispatch(ctx: HistoryContext, ref: TaskRef, task_queue: str) -> None:
 
 
 def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity: str, m: Mutation | None = None, *,
-          sticky: bool, txn: Txn | None = None) -> svc.PollWorkflowTaskQueueResponse:
+          sticky: bool, txn: Txn | None = None, version: str = "") -> svc.PollWorkflowTaskQueueResponse:
     """Mark the task started (in memory) and build what the worker receives.
 
     The start itself is not an event yet (it is written with the outcome); the durable
@@ -109,6 +114,10 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
             suggest_continue_as_new=st.next_event_id > ctx.config.history_warn_events,
         ),
     )
+    if version:  # the poller's build
+        name, _, build = version.partition(".")
+        started.workflow_task_started_event_attributes.deployment_version.CopyFrom(
+            pb.WorkerDeploymentVersion(deployment_name=name, build_id=build))
     wt.started_event = started
     updates = []
     wt.delivered_updates = []
@@ -145,7 +154,8 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
     )
 
 
-def start_inline(ctx: HistoryContext, txn: Txn, identity: str) -> svc.PollWorkflowTaskQueueResponse | None:
+def start_inline(ctx: HistoryContext, txn: Txn, identity: str, version: str = ""
+                 ) -> svc.PollWorkflowTaskQueueResponse | None:
     """Start the next workflow task in memory if ``txn`` hands it straight back (``inline_workflow_task``).
 
     Called last before the commit: its timeout timer is written by the same transaction,
@@ -154,12 +164,12 @@ def start_inline(ctx: HistoryContext, txn: Txn, identity: str) -> svc.PollWorkfl
     st = txn.state
     wt = st.workflow_task
     if txn.inline_workflow_task and st.running and wt is not None and not wt.started:
-        return start(ctx, st, wt, identity, sticky=True, txn=txn)
+        return start(ctx, st, wt, identity, sticky=True, txn=txn, version=version)
     return None
 
 
-async def record_started(ctx: HistoryContext, ref: TaskRef, identity: str, *,
-                         sticky: bool) -> svc.PollWorkflowTaskQueueResponse | None:
+async def record_started(ctx: HistoryContext, ref: TaskRef, identity: str, *, sticky: bool,
+                         version: str = "") -> svc.PollWorkflowTaskQueueResponse | None:
     """Start the task a poller took; None if it went stale (then the poller takes the next)."""
     async with ctx.cache.locked(ref.namespace_id, ref.workflow_id):
         st = await ctx.cache.load(ref.namespace_id, ref.workflow_id, ref.run_id)
@@ -170,7 +180,7 @@ async def record_started(ctx: HistoryContext, ref: TaskRef, identity: str, *,
         if st is None or not st.running or wt is None or wt.scheduled_event_id != ref.event_id or wt.started:
             ctx.write_background(m)
             return None
-        resp = start(ctx, st, wt, identity, m, sticky=sticky)
+        resp = start(ctx, st, wt, identity, m, sticky=sticky, version=version)
         ctx.write_background(m)
         return resp
 
@@ -269,7 +279,7 @@ async def timed_out(ctx: HistoryContext, t: Task) -> None:
             # trace, and an in-memory dispatch was lost for good if the server died again
             # before a worker started it (the run then waited forever).
             txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id,
-                                     wt.scheduled_event_id, wt.attempt, extra={"q": st.task_queue}))
+                                     wt.scheduled_event_id, wt.attempt, extra=task_extra(st, st.task_queue)))
             await ctx.commit(txn)
         else:
             await ctx.commit(txn)
@@ -292,7 +302,7 @@ async def backoff_fired(ctx: HistoryContext, t: Task) -> None:
             # a transfer task with the timer's deletion (not an in-memory dispatch after it):
             # a crash before a worker starts the task must not lose it
             txn.transfer.append(Task(T_WORKFLOW_TASK, st.namespace_id, st.workflow_id, st.run_id,
-                                     wt.scheduled_event_id, wt.attempt, extra={"q": st.task_queue}))
+                                     wt.scheduled_event_id, wt.attempt, extra=task_extra(st, st.task_queue)))
         await ctx.commit(txn)
 
 

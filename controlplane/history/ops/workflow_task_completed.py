@@ -21,8 +21,9 @@ from spindle.controlplane.errors import InvalidArgument
 from .._context import HistoryContext
 from .._tokens import WORKFLOW
 from .._txn import Txn
+from .._versioning import worker_version
 from . import activity_task, commands, workflow_task
-from ._run import flush_buffered, note_history_length, schedule_workflow_task
+from ._run import flush_buffered, note_history_length, schedule_workflow_task, visibility_task
 from .close import fail_for_history_size, history_limit_reached
 
 log = logging.getLogger("spindle.history")
@@ -39,6 +40,8 @@ async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequ
         wt = workflow_task.current(ctx, st, tok)
         assert st is not None
         txn = Txn(st, ctx.clock.now_ms())
+        version = worker_version(req.deployment_options)
+        st.sticky_version = version
         error = commands.validate(ctx, st, req.commands)
         if error is not None:
             workflow_task.fail(ctx, txn, wt, pb.WORKFLOW_TASK_FAILED_CAUSE_BAD_COMMAND,
@@ -53,14 +56,19 @@ async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequ
                 ctx, txn, wt, pb.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND,
                 pb.Failure(message="new signals or updates arrived while the task ran; the workflow sees them first",
                            source="server"), req.identity, inline=req.return_new_workflow_task)
-            handed = start_inline_tasks(ctx, txn, req.identity)
+            handed = start_inline_tasks(ctx, txn, req.identity, version)
             await ctx.commit(txn)
             return _response(handed)
         workflow_task.write_started(ctx, txn, wt)
-        completed = txn.event(
-            pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, "workflow_task_completed_event_attributes",
-            pb.WorkflowTaskCompletedEventAttributes(scheduled_event_id=wt.scheduled_event_id,
-                                                    started_event_id=wt.started_event_id, identity=req.identity))
+        attrs = pb.WorkflowTaskCompletedEventAttributes(scheduled_event_id=wt.scheduled_event_id,
+                                                        started_event_id=wt.started_event_id, identity=req.identity)
+        before = (st.deployment_version, st.versioning_behavior)
+        if version:
+            attrs.deployment_version.CopyFrom(req.deployment_options.version)
+            attrs.versioning_behavior = req.versioning_behavior or req.deployment_options.default_versioning_behavior
+        completed = txn.event(pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, "workflow_task_completed_event_attributes", attrs)
+        if before != (st.deployment_version, st.versioning_behavior):
+            visibility_task(ctx, txn)  # the build it runs on is searchable
         if req.HasField("sticky_attributes") and req.sticky_attributes.worker_task_queue:
             st.sticky_queue = req.sticky_attributes.worker_task_queue
             st.sticky_timeout_ms = req.sticky_attributes.schedule_to_start_timeout_ms
@@ -86,21 +94,21 @@ async def respond(ctx: HistoryContext, req: svc.RespondWorkflowTaskCompletedRequ
                 log.warning("workflow %s/%s has %d events (limit %d): consider continue-as-new",
                             st.workflow_id, st.run_id, st.next_event_id - 1, ctx.config.history_max_events,
                             extra=run_fields(st.namespace, st.workflow_id, st.run_id))
-        handed = start_inline_tasks(ctx, txn, req.identity)
+        handed = start_inline_tasks(ctx, txn, req.identity, version)
         if st.running:
             txn.after_commit.append(lambda: note_history_length(ctx, st))
         await ctx.commit(txn)
         return _response(handed)
 
 
-def start_inline_tasks(ctx: HistoryContext, txn: Txn, identity: str) -> Handed:
+def start_inline_tasks(ctx: HistoryContext, txn: Txn, identity: str, version: str = "") -> Handed:
     """Start what this request hands straight back (next workflow task, eager activities).
 
     Called last before the commit: their timeout timers are written by the same
     transaction, and no transfer task is needed (a lost response times out).
     """
     st = txn.state
-    wt_resp = workflow_task.start_inline(ctx, txn, identity)
+    wt_resp = workflow_task.start_inline(ctx, txn, identity, version)
     acts = []
     for sid in txn.eager_activities:
         info = st.activities.get(sid)

@@ -8,6 +8,7 @@ from ..._context import HistoryContext
 from ..._retry import normalized_policy
 from ..._tasks import T_ACTIVITY_TASK, TM_ACTIVITY_TIMEOUT, Task
 from ..._txn import Txn
+from ..._versioning import task_extra
 from .. import activity_task
 from .._run import new_timer
 from .handler import CommandHandler, Validation
@@ -66,7 +67,7 @@ def apply_schedule(ctx: HistoryContext, txn: Txn, a: pb.ScheduleActivityTaskComm
         txn.eager_activities.append(sid)  # started by start_inline_tasks, in this same write
     else:
         txn.transfer.append(Task(T_ACTIVITY_TASK, st.namespace_id, st.workflow_id, st.run_id, sid, 1,
-                                 extra={"q": info.task_queue}))
+                                 extra=task_extra(st, info.task_queue)))
     if a.schedule_to_close_timeout_ms:
         info.timers["SCHEDULE_TO_CLOSE"] = new_timer(
             txn, TM_ACTIVITY_TIMEOUT, now + a.schedule_to_close_timeout_ms, event_id=sid, attempt=0,
