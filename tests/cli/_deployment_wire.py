@@ -1,7 +1,7 @@
 """A versioned worker at the wire level for the CLI's deployment tests, through the SDK's ``client.workflow_service``.
 
 A poll naming deployment ``orders`` and a build makes the server learn the version (as
-``tests/controlplane/deployments/_raw_worker.py`` does for the server's own tests); a
+``tests/versioned_wire.py`` does for the server's own tests); a
 completion naming a behavior makes a run pinned to (or auto-upgrading from) that build.
 Each helper connects, does its calls and closes, so the (synchronous) CLI tests can call
 it with ``asyncio.run``.

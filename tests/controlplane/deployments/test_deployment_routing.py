@@ -12,11 +12,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from _raw_worker import AUTO, DEPLOYMENT, PINNED, QUEUE, Wire, complete_command, control_plane
+from versioned_wire import AUTO, DEPLOYMENT, PINNED, QUEUE, Wire, complete_command, control_plane
+from spindle_procs import DevServer
 from waiting import eventually
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.api import service_pb2_grpc
 from spindle.controlplane.deployments import ramp_bucket
 
 pytestmark = pytest.mark.timeout(90)
@@ -211,18 +213,57 @@ async def test_routing_changes_are_refused_with_precise_errors_and_change_nothin
         assert "deployment_options.version.deployment_name: must not contain '.'" in (e.value.details() or "")
 
 
-async def test_a_pin_survives_a_restart_of_the_server(tmp_path: Path) -> None:
-    db = tmp_path / "db"
-    async with control_plane(db) as (cp, w, _):
+async def test_a_pin_and_the_routing_survive_a_kill_9_of_the_server(tmp_path: Path) -> None:
+    server = DevServer(tmp_path / "db").start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as ch:
+            w = Wire(service_pb2_grpc.WorkflowServiceStub(ch))
+            await nothing_for(w, "1.0", wait=0.3)
+            await nothing_for(w, "2.0", wait=0.3)
+            await w.set_current("1.0")
+            await w.start("p")
+            t = await take(w, "1.0", "p")
+            await w.complete(t, "1.0", PINNED)
+            await w.set_current("2.0")
+            await w.signal("p")  # its task is queued for 1.0 when the server dies
+        server.kill()
+        server.start()
+        async with grpc.aio.insecure_channel(server.address) as ch:
+            w = Wire(service_pb2_grpc.WorkflowServiceStub(ch))
+            await nothing_for(w, "2.0", wait=1.0)  # rebuilt from the store and the history: still pinned
+            await take(w, "1.0", "p")
+            await w.start("fresh")
+            await nothing_for(w, "1.0", wait=0.5)
+            await take(w, "2.0", "fresh")
+    finally:
+        server.stop()
+
+
+async def test_rollback_runbook_a_run_reset_after_the_bad_build_is_rolled_back_runs_on_the_good_one(tmp_path: Path) -> None:
+    """"Roll back the worker build; reset executions": a run started on the bad build 2.0 is pinned there and
+    fails; 1.0 is made current again and the run is reset to its first workflow task: the new run is not
+    pinned to 2.0 (its copied events name 2.0), so its task goes to 1.0."""
+    async with control_plane(tmp_path / "db") as (cp, w, _):
         await nothing_for(w, "1.0", wait=0.3)
         await nothing_for(w, "2.0", wait=0.3)
-        await w.set_current("1.0")
-        await w.start("p")
-        t = await take(w, "1.0", "p")
-        await w.complete(t, "1.0", PINNED)
-        await w.set_current("2.0")
-    async with control_plane(db) as (cp, w, _):  # a new process: state rebuilt from the store and the history
-        await w.signal("p")
+        await w.set_current("2.0")  # the bad deploy
+        run_id = await w.start("victim")
+        t = await take(w, "2.0", "victim")
+        await w.complete(t, "2.0", PINNED)
+        await w.signal("victim")
+        t = await take(w, "2.0", "victim")
+        await w.stub.RespondWorkflowTaskFailed(svc.RespondWorkflowTaskFailedRequest(
+            task_token=t.task_token, cause=pb.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+            failure=pb.Failure(message="bad build"), identity="worker-2.0", namespace="default"), timeout=10)
+        await w.set_current("1.0")  # 1. roll back the build
+        first_completed = next(e.event_id for e in t.history.events
+                               if e.event_type == pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+        r = await w.stub.ResetWorkflowExecution(svc.ResetWorkflowExecutionRequest(  # 2. reset onto it
+            namespace="default", workflow_execution=pb.WorkflowExecution(workflow_id="victim", run_id=run_id),
+            reason="roll back 2.0", workflow_task_finish_event_id=first_completed, request_id="rb-1"), timeout=10)
         await nothing_for(w, "2.0", wait=1.0)
-        await take(w, "1.0", "p")
-        assert (await w.describe_deployment()).routing_config.current_deployment_version.build_id == "2.0"
+        t = await take(w, "1.0", "victim")
+        assert t.workflow_execution.run_id == r.run_id
+        await w.complete(t, "1.0", PINNED)
+        d = (await w.describe("victim")).workflow_execution_info.versioning_info
+        assert (d.deployment_version.build_id, d.pinned_version.build_id) == ("1.0", "1.0")
