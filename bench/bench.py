@@ -17,6 +17,8 @@ it, back to back: the issue's target is W1 within 15%.
 
 SPINDLE_BENCH_SERVER_METRICS=1 (start-dev): the server records and serves its metrics (--metrics-port 0);
 SPINDLE_BENCH_WORKER_METRICS=1: the worker records spindle_worker_* metrics (bench/worker.py; embedded mode too).
+SPINDLE_BENCH_VERSIONING=1 (start-dev): the worker is a versioned build (worker deployment "bench", build "1",
+PINNED) and that version is made current before the workloads, so every task goes through versioned routing.
 The issue's target: W1 with both on within 5% of both off, back to back.
 
 --auth (start-dev only): the server requires API keys (``start-dev --auth``); the driver and
@@ -335,6 +337,31 @@ def _spawn_server(db: str, tls_flags: list[str] | None = None, auth: bool = Fals
     return proc, m.group(1), api_key
 
 
+async def _make_current(client: Client, deployment: str, build: str) -> None:
+    """Make ``deployment``.``build`` current once its worker has polled (SPINDLE_BENCH_VERSIONING)."""
+    from spindle.api.workflowservice import v1 as wsv1
+
+    for _ in range(100):
+        info = (await client.workflow_service.describe_worker_deployment(wsv1.DescribeWorkerDeploymentRequest(
+            namespace=client.namespace, deployment_name=deployment))).worker_deployment_info \
+            if await _deployment_known(client, deployment) else None
+        if info is not None and any(v.deployment_version.build_id == build for v in info.version_summaries):
+            await client.workflow_service.set_worker_deployment_current_version(
+                wsv1.SetWorkerDeploymentCurrentVersionRequest(namespace=client.namespace, deployment_name=deployment,
+                                                              build_id=build))
+            return
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"the worker of {deployment}.{build} never polled")
+
+
+async def _deployment_known(client: Client, deployment: str) -> bool:
+    from spindle.api.workflowservice import v1 as wsv1
+
+    resp = await client.workflow_service.list_worker_deployments(
+        wsv1.ListWorkerDeploymentsRequest(namespace=client.namespace))
+    return any(d.name == deployment for d in resp.worker_deployments)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=["start-dev", "embedded"], default="start-dev")
@@ -356,7 +383,8 @@ async def main() -> None:
     out: dict = {"engine": "spindle", "mode": a.mode, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "nproc": os.cpu_count(), "tls": a.tls, "auth": a.auth,
                  "server_metrics": bool(os.environ.get("SPINDLE_BENCH_SERVER_METRICS")),
-                 "worker_metrics": bool(os.environ.get("SPINDLE_BENCH_WORKER_METRICS"))}
+                 "worker_metrics": bool(os.environ.get("SPINDLE_BENCH_WORKER_METRICS")),
+                 "versioning": bool(os.environ.get("SPINDLE_BENCH_VERSIONING"))}
     try:
         if a.mode == "embedded":
             client = await Client.connect("embedded:" + db)
@@ -385,6 +413,8 @@ async def main() -> None:
                     raise RuntimeError("worker did not start")
                 tls = ClientConfig.load_client_connect_config(override_env_vars=tls_env).get("tls", False)
                 client = await Client.connect(addr, tls=tls, api_key=api_key or None)
+                if os.environ.get("SPINDLE_BENCH_VERSIONING"):
+                    await _make_current(client, "bench", "1")
                 out.update(await run_workloads(client, a, {"server": server.pid, "worker": worker.pid}))
                 out["rss_end_mb"] = {"server": proc_rss_mb(server.pid), "worker": proc_rss_mb(worker.pid)}
                 await client.close()

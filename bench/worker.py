@@ -3,6 +3,8 @@
 TLS settings and the API key come from the SPINDLE_TLS_* and SPINDLE_API_KEY variables (``spindle.envconfig``), as bench.py --tls sets them.
 SPINDLE_BENCH_WORKER_METRICS=1: the worker records its ``spindle_worker_*`` metrics (``Worker(metrics=...)``) into a
 registry that is collected (rendered in the text format) once a second, as a scraper would.
+SPINDLE_BENCH_VERSIONING=1: the worker is build ``bench.1`` of a worker deployment (worker build versioning,
+its workflows PINNED); bench.py makes that version current.
 """
 
 from __future__ import annotations
@@ -41,9 +43,16 @@ async def main(address: str) -> None:
                 generate_latest(metrics.registry)
 
         scraper = loop.create_task(scrape())
+    deployment = None
+    if os.environ.get("SPINDLE_BENCH_VERSIONING"):
+        from spindle.common import VersioningBehavior, WorkerDeploymentVersion
+        from spindle.worker import WorkerDeploymentConfig
+
+        deployment = WorkerDeploymentConfig(version=WorkerDeploymentVersion("bench", "1"), use_worker_versioning=True,
+                                            default_versioning_behavior=VersioningBehavior.PINNED)
     async with Worker(client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, activities=ACTIVITIES,
                       max_cached_workflows=4000, max_concurrent_workflow_tasks=200, max_concurrent_activities=200,
-                      metrics=metrics):
+                      metrics=metrics, deployment_config=deployment):
         print("worker ready", flush=True)
         await stop.wait()
     if scraper is not None:
