@@ -14,7 +14,7 @@ from datetime import datetime
 
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane.errors import InvalidArgument
-from spindle.controlplane.namespaces import Namespace
+from spindle.controlplane.namespaces import SERVER_SET_SEARCH_ATTRIBUTES, Namespace
 
 _CHECKS = {
     "Keyword": lambda v: isinstance(v, str),
@@ -36,9 +36,12 @@ def check_search_attributes(ns: Namespace, sa: pb.SearchAttributes, field: str) 
     """
     types = ns.search_attribute_type_names
     for name, payload in sa.indexed_fields.items():
+        if name in SERVER_SET_SEARCH_ATTRIBUTES:
+            raise InvalidArgument(f"{field}: search attribute {name!r} is set by the server from the run's history "
+                                  "(worker build versioning); a workflow or a client cannot set it")
         t = types.get(name)
         if t is None:
-            known = ", ".join(sorted(types)) or "none registered"
+            known = ", ".join(sorted(t for t in types if t not in SERVER_SET_SEARCH_ATTRIBUTES)) or "none registered"
             raise InvalidArgument(f"{field}: search attribute {name!r} is not registered in namespace {ns.name!r} "
                                   f"(registered: {known})")
         try:

@@ -47,6 +47,10 @@ SYSTEM_SEARCH_ATTRIBUTES: dict[str, int] = {
     "TemporalWorkerDeployment": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
     "TemporalWorkflowVersioningBehavior": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
 }
+#: System search attributes only the server sets (from the history): a workflow or client that set them
+#: could hide a run from a drainage count or a query for what still runs on an old build.
+SERVER_SET_SEARCH_ATTRIBUTES = frozenset({"TemporalWorkerDeploymentVersion", "TemporalWorkerDeployment",
+                                          "TemporalWorkflowVersioningBehavior"})
 
 #: Search attributes pre-registered in the default namespace of ``spindle server start-dev`` and of
 #: the test environments (``spindle.testing.WorkflowEnvironment``), as Temporal's dev server has them,

@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import datetime
 
+import pytest
+
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.cli import main
 from spindle.client import Client
 from spindle.exceptions import RPCError
 
@@ -71,4 +74,13 @@ def start_on(address: str, workflow_id: str, build: str, behavior: int = PINNED,
     asyncio.run(_start_on(address, api_key, workflow_id, build, behavior))
 
 
-__all__ = ["DEPLOYMENT", "PINNED", "QUEUE", "announce", "options", "start_on"]
+
+
+def run(capsys: pytest.CaptureFixture[str], address: str, *argv: str) -> tuple[int, str, str]:
+    """``spindle ARGV --address ADDRESS`` in this process: (exit code, stdout, stderr)."""
+    code = main([*argv, "--address", address])
+    shown = capsys.readouterr()
+    return code, shown.out, shown.err
+
+
+__all__ = ["DEPLOYMENT", "PINNED", "QUEUE", "announce", "options", "run", "start_on"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from _deployment_wire import announce, start_on
+from _deployment_wire import announce, run, start_on
 from spindle_procs import DevServer
 from waiting import until_sync
 
@@ -31,12 +31,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         yield dev
     finally:
         dev.stop()
-
-
-def run(capsys: pytest.CaptureFixture[str], address: str, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--address", address])
-    shown = capsys.readouterr()
-    return code, shown.out, shown.err
 
 
 def describe_json(capsys: pytest.CaptureFixture[str], address: str, name: str = "orders") -> dict:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from _deployment_wire import announce, start_on
+from _deployment_wire import announce, run, start_on
 from spindle_procs import AuthDevServer, DevServer
 from waiting import until_sync
 
@@ -28,12 +28,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         yield dev
     finally:
         dev.stop()
-
-
-def run(capsys: pytest.CaptureFixture[str], address: str, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--address", address])
-    shown = capsys.readouterr()
-    return code, shown.out, shown.err
 
 
 def versioning(capsys: pytest.CaptureFixture[str], address: str, workflow_id: str) -> dict | None:

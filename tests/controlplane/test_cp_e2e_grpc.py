@@ -19,6 +19,7 @@ import pytest
 
 from _cp_server import ALL_EVENT_TYPES, DevServer, assert_gapless, raw_history, type_names
 from waiting import eventually as _eventually
+from waiting import until
 
 from spindle import activity, workflow
 from spindle.api import messages_pb2 as pb
@@ -632,6 +633,30 @@ async def test_start_dev_default_namespace_has_temporals_dev_search_attributes(c
             "CustomIntField": "Int", "CustomDoubleField": "Double", "CustomBoolField": "Bool",
             "CustomDatetimeField": "Datetime", "CustomKeywordListField": "KeywordList"}.items() \
         <= dict(ns.search_attributes).items()
+
+
+async def test_a_versioning_override_is_an_event_in_the_history(client: Client) -> None:
+    """WorkflowExecutionOptionsUpdated: an override set on a run nobody has picked up yet (its task waits)."""
+    wid = f"override-{uuid.uuid4().hex[:6]}"
+    await client.stub.StartWorkflowExecution(svc.StartWorkflowExecutionRequest(
+        namespace="default", workflow_id=wid, workflow_type="Idle", task_queue="nobody-polls", request_id=wid))
+    req = svc.UpdateWorkflowExecutionOptionsRequest(namespace="default", workflow_execution=pb.WorkflowExecution(
+        workflow_id=wid), identity="ops")
+    req.update_mask.paths.append("versioning_override")
+    req.workflow_execution_options.versioning_override.auto_upgrade = True
+    resp = await client.stub.UpdateWorkflowExecutionOptions(req)
+    assert resp.workflow_execution_options.versioning_override.auto_upgrade
+    await client.stub.TerminateWorkflowExecution(svc.TerminateWorkflowExecutionRequest(
+        namespace="default", workflow_execution=pb.WorkflowExecution(workflow_id=wid), reason="done"))
+    events = await history(client, wid, "")
+    assert pb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED in [e.event_type for e in events]
+
+    async def listed() -> bool:  # the next test reads every run through visibility, written behind the history
+        r = await client.stub.ListWorkflowExecutions(svc.ListWorkflowExecutionsRequest(
+            namespace="default", query=f"WorkflowId = '{wid}' AND ExecutionStatus = 'Terminated'"))
+        return len(r.executions) == 1
+
+    await until(listed, "the terminated run in visibility", timeout=10)
 
 
 async def test_every_event_type_was_seen(client: Client) -> None:

@@ -31,6 +31,7 @@ def server_metrics() -> dict[str, tuple[str, set[str]]]:
     m = ServerMetrics()
     # the gauges read at scrape time: give them one sample each so that their labels show
     m.backlog_source = lambda: [("default", "tq", 0, 3)]
+    m.versioned_backlog_source = lambda: [("default", "tq", 0, "orders.1.0", 3)]
     m.shards_source = lambda: 2
     labels: dict[str, set[str]] = {}
     for value in vars(m).values():

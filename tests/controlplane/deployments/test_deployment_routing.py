@@ -12,8 +12,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from versioned_wire import AUTO, DEPLOYMENT, PINNED, QUEUE, Wire, complete_command, control_plane
 from spindle_procs import DevServer
+from versioned_wire import AUTO, DEPLOYMENT, PINNED, QUEUE, Wire, complete_command, control_plane
 from waiting import eventually
 
 from spindle.api import messages_pb2 as pb
@@ -211,6 +211,14 @@ async def test_routing_changes_are_refused_with_precise_errors_and_change_nothin
             await w.stub.PollWorkflowTaskQueue(req, timeout=5)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "deployment_options.version.deployment_name: must not contain '.'" in (e.value.details() or "")
+        # the run's build is the server's to say: a client cannot set it (nor hide a run from a drainage count)
+        start = svc.StartWorkflowExecutionRequest(namespace="default", workflow_id="liar", workflow_type="Order",
+                                                  task_queue=QUEUE, request_id="liar")
+        start.search_attributes.indexed_fields["TemporalWorkerDeploymentVersion"].data = b'"orders.9.9"'
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await w.stub.StartWorkflowExecution(start, timeout=5)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "'TemporalWorkerDeploymentVersion' is set by the server" in (e.value.details() or "")
 
 
 async def test_a_pin_and_the_routing_survive_a_kill_9_of_the_server(tmp_path: Path) -> None:
