@@ -9,7 +9,7 @@ the frontend's deployment RPCs read and change the routing (:meth:`set_current`,
 (``Store.put_deployment``); a lost race is read again and retried.
 
 In a cluster each member has its own ``Deployments``: with ``refresh_interval`` > 0 it reloads
-the deployments of the namespaces it has seen every that many seconds, so a routing change made
+the deployments of the namespaces that have any every that many seconds, so a routing change made
 on one member reaches the others' matching within that time.
 """
 
@@ -164,9 +164,11 @@ class Deployments:
         return (o.current, o.ramping, o.ramp_pct) != (doc.current, doc.ramping, doc.ramp_pct)
 
     async def _refresh_loop(self) -> None:
+        """Reload the namespaces that have deployments here (a namespace without any learns of its first one
+        from its pollers: a poll reaches every member)."""
         while True:
             await asyncio.sleep(self.refresh_interval)
-            for ns_id in list(self._loaded):
+            for ns_id in sorted({ns for ns, _ in self._docs}):
                 try:
                     await self.load(ns_id, force=True)
                 except StoreError as e:

@@ -53,7 +53,8 @@ class DeploymentCalls:
         self.visibility = visibility
 
     async def _open_pinned(self, ns: Namespace, key: str) -> int:
-        q = (f"ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '{key}' "
+        quoted = key.replace("'", "''")  # a build id is free text: quoted as the filter language quotes
+        q = (f"ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '{quoted}' "
              "AND TemporalWorkflowVersioningBehavior = 'Pinned'")
         resp = await self.visibility.count(svc.CountWorkflowExecutionsRequest(namespace=ns.name, query=q), ns, None)
         return resp.count

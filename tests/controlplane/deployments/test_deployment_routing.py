@@ -275,3 +275,12 @@ async def test_rollback_runbook_a_run_reset_after_the_bad_build_is_rolled_back_r
         await w.complete(t, "1.0", PINNED)
         d = (await w.describe("victim")).workflow_execution_info.versioning_info
         assert (d.deployment_version.build_id, d.pinned_version.build_id) == ("1.0", "1.0")
+
+
+async def test_a_build_id_with_a_quote_is_described_not_parsed(tmp_path: Path) -> None:
+    async with control_plane(tmp_path / "db") as (cp, w, _):
+        await nothing_for(w, "it's 1.0", wait=0.3)
+        await nothing_for(w, "2.0", wait=0.3)
+        await w.set_current("2.0")  # the quoted build is counted for drainage: its id goes into a filter
+        vs = await versions(w)
+        assert vs["it's 1.0"].status == STATUS.WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE
