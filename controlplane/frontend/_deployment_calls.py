@@ -68,7 +68,7 @@ class DeploymentCalls:
         for build, v in sorted(doc.versions.items(), key=lambda kv: kv[1].created_ms):
             s = svc.WorkerDeploymentVersionSummary(deployment_version=_version(doc.name, build),
                                                    create_time_ms=v.created_ms, last_poller_time_ms=v.last_poll_ms,
-                                                   task_queues=sorted(q.partition(":")[2] for q in v.task_queues))
+                                                   task_queues=sorted({q.partition(":")[2] for q in v.task_queues}))
             if build == doc.current:
                 s.status = _STATUS.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT
             elif build == doc.ramping:
