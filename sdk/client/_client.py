@@ -13,17 +13,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import grpc
-import grpc.aio
+
+from google.protobuf.message import Message
 
 from spindle._interceptors.client import Interceptor
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
 from spindle.client import _api_keys, _batch, _connection, _namespaces, _schedule, _visibility
 from spindle.client._api_keys import ApiKey
 from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._batch import BatchOperationSummary
-from spindle.client._client_plumbing import ClientPlumbing
+from spindle.client._client_codecs import ClientCodecs
 from spindle.client._impl import check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._reset import ResetType
+from spindle.client._rpc import call_rpc, history_page
 from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
 from spindle.client._tls import TLSConfig
@@ -42,7 +46,7 @@ __all__ = ["Client"]
 U = TypeVar("U")
 
 
-class Client(ClientPlumbing):
+class Client:
     """A connection to a Spindle control plane, bound to one namespace.
 
     Create with :meth:`connect` (gRPC, or a control plane in this process); close with :meth:`close` (or ``async
@@ -60,12 +64,12 @@ class Client(ClientPlumbing):
         codec = self.data_converter.payload_codec
         #: The codec chain every payload goes through: ``codecs``, then ``data_converter.payload_codec``.
         self.codecs: tuple[PayloadCodec, ...] = (*codecs, codec) if codec is not None else tuple(codecs)
+        self._encode, self._decode = (payloads := ClientCodecs(namespace, self.codecs)).encode, payloads.decode
         self.identity = identity or _connection.default_identity()
         self._connection = _connection.Connection(stub, channel, embedded)
         self.interceptors: tuple[Interceptor, ...] = check_client_interceptors(interceptors)
         self._outbound = outbound_chain(self, self.interceptors)
-        #: Every RPC of the service as an async method, as temporalio's ``client.workflow_service``.
-        self.workflow_service = WorkflowService(self)
+        self.workflow_service = WorkflowService(self)  #: every RPC as an async method (temporalio's name)
 
     @classmethod
     async def connect(cls, target_host: str, *, namespace: str = "default", data_converter: DataConverter | None = None,
@@ -127,6 +131,15 @@ class Client(ClientPlumbing):
     def stub(self) -> Any:
         """The raw ``WorkflowService`` stub (for tools; payloads there are not codec-processed)."""
         return self._stub
+
+    async def _rpc(self, method: str, request: Message, *, timeout: float | None = None, not_found: str = "workflow",
+                   **options: Any) -> Any:
+        return await call_rpc(self._stub, method, request, timeout=timeout, not_found=not_found, **options)
+
+    async def _history_page(self, execution: pb.WorkflowExecution, token: bytes = b"", *, wait: bool,
+                            close_event_only: bool = False) -> svc.GetWorkflowExecutionHistoryResponse:
+        return await history_page(self._rpc, self.namespace, execution, token, wait=wait,
+                                  close_event_only=close_event_only)
 
     async def start_workflow(self, workflow: Any, *args: Any, id: str, task_queue: str,
         id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
