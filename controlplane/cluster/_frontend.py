@@ -24,7 +24,7 @@ import logging
 from typing import Any
 
 from spindle.api import service_pb2 as svc
-from spindle.controlplane.deployments import check_version, version_key
+from spindle.controlplane.deployments import version_key
 from spindle.controlplane.errors import NotFound, Unavailable
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.frontend._validate import check_request, require_id, task_rate, validated
@@ -145,13 +145,10 @@ class ClusterFrontend:
         identity = req.identity or "anonymous"
         if kind == KIND_WORKFLOW:  # start admission counts the workers of a namespace (here and on each peer)
             self.inner.engine.note_workflow_poller(ns.id, identity)
-        deployment = build = version = ""
-        if req.deployment_options.use_worker_versioning:  # a versioned poller gets only its build's tasks
-            v = req.deployment_options.version
-            check_version(v.deployment_name, v.build_id, "deployment_options.version")
-            deployment, build, version = v.deployment_name, v.build_id, version_key(v.deployment_name, v.build_id)
-        if not self.inner.engine.deployments.loaded(ns.id):
-            await self.inner.engine.deployments.load(ns.id)
+        # a versioned poller gets only its build's tasks
+        deployment, build = await self.inner.engine.deployments.poller(ns.id, req.deployment_options,
+                                                                       "deployment_options.version")
+        version = version_key(deployment, build) if deployment else ""
         loop = asyncio.get_running_loop()
         end = loop.time() + self.inner._poll_timeout(deadline)
         while True:

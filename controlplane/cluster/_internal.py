@@ -49,7 +49,6 @@ from google.protobuf.message import DecodeError, Message
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle.controlplane.deployments import check_version
 from spindle.controlplane.errors import InvalidArgument, ServiceError, ShardNotOwned, Unavailable
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 from spindle.controlplane.frontend._validate import (
@@ -208,11 +207,9 @@ class InternalService:
         if kind == KIND_WORKFLOW and p.get("identity"):  # start admission counts this namespace's workers
             self.engine.note_workflow_poller(ns_id, _str(p, "identity"))
         sticky = bool(p.get("sticky"))
-        deployment, build = _text(p, "deployment"), _text(p, "build")
-        if deployment:
-            check_version(deployment, build, "deployment")
-        if not self.engine.deployments.loaded(ns_id):
-            await self.engine.deployments.load(ns_id)
+        opts = pb.WorkerDeploymentOptions(version=pb.WorkerDeploymentVersion(
+            deployment_name=_text(p, "deployment"), build_id=_text(p, "build")), use_worker_versioning=bool(p.get("deployment")))
+        deployment, build = await self.engine.deployments.poller(ns_id, opts, "deployment")
         ref = await self.engine.matching.poll(ns_id, queue, kind, timeout, sticky=sticky, rate=_number(p, "rate", 0.0),
                                               deployment=deployment, build=build)
         if ref is None:

@@ -22,11 +22,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from spindle.api import messages_pb2 as pb
 from spindle.controlplane.clock import Clock
-from spindle.controlplane.errors import FailedPrecondition, InvalidArgument, NotFound
+from spindle.controlplane.errors import FailedPrecondition, NotFound
 from spindle.controlplane.store import ConditionFailedError, DeploymentRow, Store, StoreError
 
-from ._document import DeploymentDoc, VersionState, version_key
+from ._document import DeploymentDoc, VersionState, check_version, version_key
 
 log = logging.getLogger("spindle.deployments")
 
@@ -34,6 +35,10 @@ log = logging.getLogger("spindle.deployments")
 LAST_POLL_WRITE_MS = 60_000
 #: Listing a namespace's deployments reads at most this many.
 MAX_DEPLOYMENTS = 1000
+
+
+def _not_found(name: str) -> NotFound:
+    return NotFound(f"deployment_name: no worker deployment {name!r} in this namespace (no poller has named it)")
 
 
 def _add_polls(polls: set[tuple[str, str]], now: int, doc: DeploymentDoc) -> None:
@@ -122,9 +127,16 @@ class Deployments:
             self._writers.pop(key, None)
 
     # ------------------------------------------------------------------ reads and writes
-    def loaded(self, namespace_id: str) -> bool:
-        """Whether the namespace's deployments were read (:meth:`load`)."""
-        return namespace_id in self._loaded
+    async def poller(self, namespace_id: str, opts: pb.WorkerDeploymentOptions, path: str) -> tuple[str, str]:
+        """A poller's (deployment, build), ("", "") for an unversioned one (InvalidArgument naming ``path`` for a
+        bad version); the namespace's deployments are known here afterwards (read once per process)."""
+        if namespace_id not in self._loaded:
+            await self.load(namespace_id)
+        if not opts.use_worker_versioning:
+            return "", ""
+        v = opts.version
+        check_version(v.deployment_name, v.build_id, path)
+        return v.deployment_name, v.build_id
 
     async def load(self, namespace_id: str, *, force: bool = False) -> None:
         """Read the namespace's deployments from the store (once, or again with ``force``)."""
@@ -178,7 +190,7 @@ class Deployments:
         """The deployment as stored (NotFound naming it if no poller ever named it)."""
         row = await self._store.get_deployment(namespace_id, name)
         if row is None:
-            raise NotFound(f"deployment_name: no worker deployment {name!r} in this namespace (no poller has named it)")
+            raise _not_found(name)
         doc = DeploymentDoc.from_json(row.name, row.doc)
         self._remember(namespace_id, doc, row.version)
         return doc, row.version
@@ -188,14 +200,14 @@ class Deployments:
         return [(DeploymentDoc.from_json(r.name, r.doc), r.version) for r in rows]
 
     async def _update(self, namespace_id: str, name: str, change: Callable[[DeploymentDoc], Any], *,
-                      create: bool = False, expected: int | None = None) -> tuple[DeploymentDoc, Any]:
-        """Read, change and write the deployment's row, again on a lost race (not when ``expected`` is given)."""
+                      create: bool = False, expected: int | None = None) -> tuple[int, Any]:
+        """Read, change and write the deployment's row, again on a lost race (not when ``expected`` is given);
+        the row's new version and what ``change`` returned."""
         for _ in range(10):
             row = await self._store.get_deployment(namespace_id, name)
             if row is None:
                 if not create:
-                    raise NotFound(f"deployment_name: no worker deployment {name!r} in this namespace "
-                                   "(no poller has named it)")
+                    raise _not_found(name)
                 doc, version = DeploymentDoc(name, created_ms=self._clock.now_ms()), 0
             else:
                 doc, version = DeploymentDoc.from_json(row.name, row.doc), row.version
@@ -214,20 +226,25 @@ class Deployments:
             routing = self._remember(namespace_id, doc, new.version)
             if routing and self.on_routing_change is not None:
                 self.on_routing_change(namespace_id)
-            return doc, result
+            return new.version, result
         raise FailedPrecondition(f"deployment {name!r} is being changed by others: try again")
 
+    def _activate(self, doc: DeploymentDoc, build: str, allow_no_pollers: bool) -> None:
+        """``build`` becomes current or ramping: refused if no poller named it (unless allowed); never INACTIVE again."""
+        if not build:
+            return
+        if build not in doc.versions and not allow_no_pollers:
+            raise FailedPrecondition(
+                f"build_id: no poller of version {version_key(doc.name, build)!r} has been seen, so no worker "
+                "would take its tasks; start its workers first (or set allow_no_pollers)")
+        doc.versions.setdefault(build, VersionState(created_ms=self._clock.now_ms())).was_active = True
+
     async def set_current(self, namespace_id: str, name: str, build: str, *, identity: str,
-                          expected: int | None, allow_no_pollers: bool) -> tuple[DeploymentDoc, str]:
-        """Make ``build`` the current version ("" = unversioned workers); returns the document and the previous build."""
+                          expected: int | None, allow_no_pollers: bool) -> tuple[int, str]:
+        """Make ``build`` the current version ("" = unversioned workers); the row's new version and the previous build."""
         def change(doc: DeploymentDoc) -> str:
             prev = doc.current
-            if build and build not in doc.versions and not allow_no_pollers:
-                raise FailedPrecondition(
-                    f"build_id: no poller of version {version_key(name, build)!r} has been seen, so no worker "
-                    "would take its tasks; start its workers first (or set allow_no_pollers)")
-            if build:
-                doc.versions.setdefault(build, VersionState(created_ms=self._clock.now_ms())).was_active = True
+            self._activate(doc, build, allow_no_pollers)
             if build != doc.current:
                 doc.current = build
                 doc.current_changed_ms = self._clock.now_ms()
@@ -236,25 +253,18 @@ class Deployments:
             doc.modifier = identity
             return prev
 
-        doc, prev = await self._update(namespace_id, name, change, create=allow_no_pollers, expected=expected)
-        return doc, str(prev)
+        version, prev = await self._update(namespace_id, name, change, create=allow_no_pollers, expected=expected)
+        return version, str(prev)
 
     async def set_ramping(self, namespace_id: str, name: str, build: str, pct: float, *, identity: str,
-                          expected: int | None, allow_no_pollers: bool) -> tuple[DeploymentDoc, tuple[str, float]]:
-        """Ramp ``pct`` percent of new and auto-upgrade executions to ``build`` ("" / 0: stop ramping)."""
-        if not 0.0 <= pct <= 100.0:
-            raise InvalidArgument(f"percentage: must be between 0 and 100, got {pct:g}")
-
+                          expected: int | None, allow_no_pollers: bool) -> tuple[int, tuple[str, float]]:
+        """Ramp ``pct`` percent (0..100: the field rule) of new and auto-upgrade executions to ``build``
+        ("" / 0: stop ramping); the row's new version and the previous (build, percentage)."""
         def change(doc: DeploymentDoc) -> tuple[str, float]:
             prev = (doc.ramping, doc.ramp_pct)
-            if build and build not in doc.versions and not allow_no_pollers:
-                raise FailedPrecondition(
-                    f"build_id: no poller of version {version_key(name, build)!r} has been seen, so no worker "
-                    "would take its tasks; start its workers first (or set allow_no_pollers)")
             if build and build == doc.current:
                 raise FailedPrecondition(f"build_id: {version_key(name, build)!r} is the current version already")
-            if build:
-                doc.versions.setdefault(build, VersionState(created_ms=self._clock.now_ms())).was_active = True
+            self._activate(doc, build, allow_no_pollers)
             new = (build, pct if build else 0.0)
             if new != prev:
                 doc.ramping, doc.ramp_pct = new
@@ -262,16 +272,8 @@ class Deployments:
             doc.modifier = identity
             return prev
 
-        doc, prev = await self._update(namespace_id, name, change, create=allow_no_pollers, expected=expected)
-        return doc, prev
-
-    def forget_namespace(self, namespace_id: str) -> None:
-        """Drop what is known of a deleted namespace."""
-        for key in [k for k in self._docs if k[0] == namespace_id]:
-            del self._docs[key]
-        for key in [k for k in self._queues if k[0] == namespace_id]:
-            del self._queues[key]
-        self._loaded.discard(namespace_id)
+        version, prev = await self._update(namespace_id, name, change, create=allow_no_pollers, expected=expected)
+        return version, prev
 
     async def close(self) -> None:
         tasks = [t for t in (self._refresher, *self._writers.values()) if t is not None]

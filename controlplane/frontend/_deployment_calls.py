@@ -101,13 +101,12 @@ class DeploymentCalls:
     async def set_current(self, req: svc.SetWorkerDeploymentCurrentVersionRequest, ns: Namespace,
                           deadline: float | None) -> svc.SetWorkerDeploymentCurrentVersionResponse:
         check_deployment_name(req.deployment_name, "deployment_name")
-        doc, prev = await self.engine.deployments.set_current(
+        version, prev = await self.engine.deployments.set_current(
             ns.id, req.deployment_name, req.build_id, identity=req.identity, expected=_token(req.conflict_token),
             allow_no_pollers=req.allow_no_pollers)
-        _, version = await self.engine.deployments.get(ns.id, doc.name)
         resp = svc.SetWorkerDeploymentCurrentVersionResponse(conflict_token=str(version).encode())
         if prev:
-            resp.previous_deployment_version.CopyFrom(_version(doc.name, prev))
+            resp.previous_deployment_version.CopyFrom(_version(req.deployment_name, prev))
         return resp
 
     async def set_ramping(self, req: svc.SetWorkerDeploymentRampingVersionRequest, ns: Namespace,
@@ -115,14 +114,13 @@ class DeploymentCalls:
         check_deployment_name(req.deployment_name, "deployment_name")
         if not req.build_id and req.percentage:
             raise InvalidArgument("percentage: must be 0 when build_id is empty (which stops the ramp)")
-        doc, (prev, prev_pct) = await self.engine.deployments.set_ramping(
+        version, (prev, prev_pct) = await self.engine.deployments.set_ramping(
             ns.id, req.deployment_name, req.build_id, req.percentage, identity=req.identity,
             expected=_token(req.conflict_token), allow_no_pollers=req.allow_no_pollers)
-        _, version = await self.engine.deployments.get(ns.id, doc.name)
         resp = svc.SetWorkerDeploymentRampingVersionResponse(conflict_token=str(version).encode(),
                                                              previous_percentage=prev_pct)
         if prev:
-            resp.previous_deployment_version.CopyFrom(_version(doc.name, prev))
+            resp.previous_deployment_version.CopyFrom(_version(req.deployment_name, prev))
         return resp
 
     async def update_options(self, req: svc.UpdateWorkflowExecutionOptionsRequest, ns: Namespace,

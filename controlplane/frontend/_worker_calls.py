@@ -15,10 +15,9 @@ import asyncio
 
 from google.protobuf.message import Message
 
-from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.config import ServerConfig
-from spindle.controlplane.deployments import check_version, version_key
+from spindle.controlplane.deployments import version_key
 from spindle.controlplane.errors import InvalidArgument
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.history._tokens import BadTokenError
@@ -29,6 +28,8 @@ from ._payload_intake import PayloadIntake
 from ._validate import check_payloads, require_id, task_rate
 from ._workflow_calls import check_size, transient_limit
 
+#: Where a poll names its build (the field errors name).
+_VERSION_FIELD = "deployment_options.version"
 
 def poll_timeout(config: ServerConfig, deadline: float | None) -> float:
     """How long a long poll may wait: the server's ``long_poll_timeout``, ending 0.2 s before the caller's deadline."""
@@ -63,22 +64,11 @@ class WorkerCalls:
             raise InvalidArgument(str(e)) from e
 
     # ------------------------------------------------------------------ polls
-    async def _versioned_poller(self, ns: Namespace, opts: pb.WorkerDeploymentOptions) -> tuple[str, str]:
-        """A poller's deployment and build ("", "" for an unversioned one); the namespace's deployments known here."""
-        deployments = self.engine.deployments
-        if not deployments.loaded(ns.id):
-            await deployments.load(ns.id)
-        if not opts.use_worker_versioning:
-            return "", ""
-        v = opts.version
-        check_version(v.deployment_name, v.build_id, "deployment_options.version")
-        return v.deployment_name, v.build_id
-
     async def poll_workflow_task(self, req: svc.PollWorkflowTaskQueueRequest, ns: Namespace, deadline: float | None
                                  ) -> svc.PollWorkflowTaskQueueResponse:
         require_id(req.task_queue, "task_queue", self.config)
         self.engine.note_workflow_poller(ns.id, req.identity or "anonymous")
-        deployment, build = await self._versioned_poller(ns, req.deployment_options)
+        deployment, build = await self.engine.deployments.poller(ns.id, req.deployment_options, _VERSION_FIELD)
         version = version_key(deployment, build) if deployment else ""
         loop = asyncio.get_running_loop()
         end = loop.time() + poll_timeout(self.config, deadline)
@@ -99,7 +89,7 @@ class WorkerCalls:
                                  ) -> svc.PollActivityTaskQueueResponse:
         require_id(req.task_queue, "task_queue", self.config)
         rate = task_rate(req.max_tasks_per_second, self.config)  # clamped to the server's floor and ceiling
-        deployment, build = await self._versioned_poller(ns, req.deployment_options)
+        deployment, build = await self.engine.deployments.poller(ns.id, req.deployment_options, _VERSION_FIELD)
         loop = asyncio.get_running_loop()
         end = loop.time() + poll_timeout(self.config, deadline)
         while True:

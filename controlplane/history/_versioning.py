@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from spindle.api import messages_pb2 as pb
-from spindle.controlplane.deployments import version_key
+from spindle.controlplane.deployments import split_version_key, version_key
 from spindle.controlplane.matching import KIND_WORKFLOW
 
 if TYPE_CHECKING:
@@ -54,6 +54,12 @@ _JSON = {"encoding": b"json/plain"}
 def key_of(v: pb.WorkerDeploymentVersion) -> str:
     """A version message's key ("" when it names no deployment)."""
     return version_key(v.deployment_name, v.build_id) if v.deployment_name else ""
+
+
+def version_message(key: str) -> pb.WorkerDeploymentVersion:
+    """The wire message of a version key (``key_of``'s inverse)."""
+    name, build = split_version_key(key)
+    return pb.WorkerDeploymentVersion(deployment_name=name, build_id=build)
 
 
 def worker_version(opts: pb.WorkerDeploymentOptions) -> str:
@@ -113,7 +119,7 @@ def _search_attributes(st: RunState) -> None:
     pin = pin_of(st)
     version = pin or st.deployment_version
     behavior = BEHAVIOR_NAMES.get(effective_behavior(st), "")  # type: ignore[call-overload]
-    for name, value in ((SA_VERSION, version), (SA_DEPLOYMENT, version.partition(".")[0]), (SA_BEHAVIOR, behavior)):
+    for name, value in ((SA_VERSION, version), (SA_DEPLOYMENT, split_version_key(version)[0]), (SA_BEHAVIOR, behavior)):
         if value:
             sa[name] = pb.Payload(metadata=_JSON, data=json.dumps(value).encode())
         else:
@@ -126,14 +132,12 @@ def versioning_info(st: RunState) -> pb.WorkflowExecutionVersioningInfo | None:
         return None
     info = pb.WorkflowExecutionVersioningInfo(behavior=st.versioning_behavior)  # type: ignore[arg-type]
     if st.deployment_version:
-        name, _, build = st.deployment_version.partition(".")
-        info.deployment_version.CopyFrom(pb.WorkerDeploymentVersion(deployment_name=name, build_id=build))
+        info.deployment_version.CopyFrom(version_message(st.deployment_version))
     if st.versioning_override is not None:
         info.versioning_override.CopyFrom(st.versioning_override)
     pin = pin_of(st)
     if pin:
-        name, _, build = pin.partition(".")
-        info.pinned_version.CopyFrom(pb.WorkerDeploymentVersion(deployment_name=name, build_id=build))
+        info.pinned_version.CopyFrom(version_message(pin))
     return info
 
 
@@ -168,5 +172,5 @@ def versioned_backlogs(matching: "Matching", namespaces: Any) -> Iterator[tuple[
 
 
 __all__ = ["BEHAVIOR_NAMES", "SA_BEHAVIOR", "SA_DEPLOYMENT", "SA_VERSION", "effective_behavior", "fold_options_updated",
-           "fold_reset", "fold_task_completed", "key_of", "pin_of", "sticky_fits", "task_extra", "versioned_backlogs", "versioning_info",
-           "worker_version"]
+           "fold_reset", "fold_task_completed", "key_of", "pin_of", "sticky_fits", "task_extra", "version_message",
+           "versioned_backlogs", "versioning_info", "worker_version"]

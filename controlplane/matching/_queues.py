@@ -319,9 +319,14 @@ class Matching:
         if q is None:
             q = TaskQueue(namespace_id, name, kind, sticky=sticky)
             self._queues[key] = q
-            if self.router is not None and not sticky and self.router.deployment_of(namespace_id, name, kind) is not None:
-                self._versioned(q)
+            self._route_if_versioned(q)
         return q
+
+    def _route_if_versioned(self, q: TaskQueue) -> None:
+        """Route ``q`` by version if its router knows a deployment of it (sticky queues: never)."""
+        if q.route is None and not q.sticky and self.router is not None \
+                and self.router.deployment_of(q.namespace_id, q.name, q.kind) is not None:
+            self._versioned(q)
 
     def _versioned(self, q: TaskQueue) -> None:
         router = self.router
@@ -334,9 +339,7 @@ class Matching:
         """The routing of a namespace's deployments changed: versioned queues match their tasks again."""
         for q in list(self._queues.values()):
             if q.namespace_id == namespace_id:
-                if q.route is None and not q.sticky and self.router is not None \
-                        and self.router.deployment_of(namespace_id, q.name, q.kind) is not None:
-                    self._versioned(q)
+                self._route_if_versioned(q)
                 if q.route is not None:
                     q.rematch()
 

@@ -33,7 +33,7 @@ from .._pending import WorkflowTaskInfo
 from .._tasks import T_WORKFLOW_TASK, TM_WORKFLOW_TASK_TIMEOUT, Task
 from .._tokens import WORKFLOW, StartNonces, TaskToken
 from .._txn import Txn
-from .._versioning import pin_of, sticky_fits, task_extra
+from .._versioning import pin_of, sticky_fits, task_extra, version_message
 from ._run import add_start_timer, flush_buffered, run_key, schedule_workflow_task, timer_done, timer_txn
 
 
@@ -115,9 +115,7 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
         ),
     )
     if version:  # the poller's build
-        name, _, build = version.partition(".")
-        started.workflow_task_started_event_attributes.deployment_version.CopyFrom(
-            pb.WorkerDeploymentVersion(deployment_name=name, build_id=build))
+        started.workflow_task_started_event_attributes.deployment_version.CopyFrom(version_message(version))
     wt.started_event = started
     updates = []
     wt.delivered_updates = []
