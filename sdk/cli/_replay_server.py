@@ -16,7 +16,7 @@ from __future__ import annotations
 import pathlib
 import re
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spindle.cli._output import FAILED, OK, CliError, note, out, warn
@@ -24,7 +24,7 @@ from spindle.cli._output import FAILED, OK, CliError, note, out, warn
 if TYPE_CHECKING:
     from spindle.cli._connection import Connection
     from spindle.client import Client, History
-    from spindle.worker import WorkflowReplayResults
+    from spindle.worker import WorkflowReplayResult, WorkflowReplayResults
 
 __all__ = ["check_save_dir", "run_server_replay", "saved_name"]
 
@@ -118,17 +118,24 @@ async def _replay_with_progress(client: Client, replayer: Any, query: str, limit
     return report
 
 
-def _summarise(report: WorkflowReplayResults, save: pathlib.Path | None) -> int:
+def print_results(report: WorkflowReplayResults, label: Callable[[WorkflowReplayResult], str]) -> int:
+    """One ``ok`` / ``FAILED`` line per history (``label`` names it) and the totals; the exit status."""
     for r in report.results:
         if r.ok:
-            out(f"ok      {r.workflow_id} {r.run_id} ({r.workflow_type})")
+            out(f"ok      {label(r)}")
         else:
-            out(f"FAILED  {r.workflow_id} {r.run_id} ({r.workflow_type or '?'}): "
-                f"{type(r.replay_failure).__name__}: {r.replay_failure}")
-    n, n_fail = len(report.results), len(report.failures)
+            out(f"FAILED  {label(r)}: {type(r.replay_failure).__name__}: {r.replay_failure}")
+    n_fail = len(report.failures)
+    out(f"{len(report.results) - n_fail} of {len(report.results)} histories replayed"
+        + (f"; {n_fail} failed" if n_fail else ""))
+    return FAILED if n_fail else OK
+
+
+def _summarise(report: WorkflowReplayResults, save: pathlib.Path | None) -> int:
+    n = len(report.results)
     if not n:
         warn("the query matched no runs: nothing was replayed")
-    out(f"{n - n_fail} of {n} histories replayed" + (f"; {n_fail} failed" if n_fail else ""))
+    code = print_results(report, lambda r: f"{r.workflow_id} {r.run_id} ({r.workflow_type or '?'})")
     if save is not None and n:
         note(f"saved {n} histor{'y' if n == 1 else 'ies'} to {save}")
-    return FAILED if n_fail else OK
+    return code

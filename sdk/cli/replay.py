@@ -26,8 +26,8 @@ from typing import Any
 import click
 
 from spindle.cli._connection import Connection, client_options
-from spindle.cli._output import FAILED, OK, CliError, out
-from spindle.cli._replay_server import check_save_dir, run_server_replay
+from spindle.cli._output import CliError
+from spindle.cli._replay_server import check_save_dir, print_results, run_server_replay
 from spindle.cli._user_modules import UserModuleError, import_user_module
 
 __all__ = ["command", "resolve_workflow", "run_replay"]
@@ -99,16 +99,7 @@ def run_replay(workflow_specs: Sequence[str], paths: Sequence[str]) -> int:
         raise _usage(str(e)) from None
     files = _expand(paths)
     report = asyncio.run(replayer.replay_workflows(files, raise_on_replay_failure=False))
-    for r in report.results:
-        if r.ok:
-            out(f"ok      {r.source} ({r.workflow_type} {r.workflow_id})")
-        else:
-            out(f"FAILED  {r.source} ({r.workflow_type or '?'} {r.workflow_id or '?'}): "
-                f"{type(r.error).__name__}: {r.error}")
-    n_fail = len(report.failures)
-    out(f"{len(report.results) - n_fail} of {len(report.results)} histories replayed"
-        + (f"; {n_fail} failed" if n_fail else ""))
-    return FAILED if n_fail else OK
+    return print_results(report, lambda r: f"{r.source} ({r.workflow_type or '?'} {r.workflow_id or '?'})")
 
 
 @click.command("replay", short_help="check that workflow code reproduces recorded histories (files or a server's)",
