@@ -22,6 +22,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (4, "spanner_v4.sql", "BlobRefs: the large-payload blobs each run refers to (collected by retention)"),
     (5, "spanner_v5.sql", "Schedules: durable schedules (their timers are TimerTasks rows)"),
     (6, "spanner_v6.sql", "WorkerDeployments: worker build versioning (versions, current and ramping)"),
+    (7, "spanner_v7.sql", "ApiKeys.TaskQueues (worker keys confined to task queues) and BatchJobs (erasure jobs)"),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -13,8 +13,9 @@ import sqlite3
 
 from typing import Any
 
-#: 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules; 6: deployments
-SCHEMA_VERSION = 6
+#: 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules; 6: deployments;
+#: 7: api_keys.task_queues, batch_jobs
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,7 +65,7 @@ CREATE INDEX IF NOT EXISTS vis_queue_run ON visibility (namespace_id, task_queue
 CREATE TABLE IF NOT EXISTS api_keys (
   key_id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL, grants TEXT NOT NULL,
   system_admin INTEGER NOT NULL, create_time_ms INTEGER NOT NULL, expire_time_ms INTEGER NOT NULL,
-  revoke_time_ms INTEGER NOT NULL, created_by TEXT NOT NULL) WITHOUT ROWID;
+  revoke_time_ms INTEGER NOT NULL, created_by TEXT NOT NULL, task_queues TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS server_secrets (
   name TEXT PRIMARY KEY, value BLOB NOT NULL, create_time_ms INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blob_refs (
@@ -77,6 +78,10 @@ CREATE TABLE IF NOT EXISTS schedules (
 CREATE TABLE IF NOT EXISTS deployments (
   namespace_id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL, doc TEXT NOT NULL,
   PRIMARY KEY (namespace_id, name)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batch_jobs (
+  namespace_id TEXT NOT NULL, job_id TEXT NOT NULL, version INTEGER NOT NULL, state INTEGER NOT NULL,
+  data BLOB NOT NULL, PRIMARY KEY (namespace_id, job_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batch_jobs_state ON batch_jobs (state);
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -127,13 +132,17 @@ def connect(path: str, *, uri: bool = False) -> sqlite3.Connection:
 def upgrade(conn: sqlite3.Connection) -> None:
     """Bring a database made by an older version to the current schema (idempotent).
 
-    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``; 6: ``deployments``)
-    come from ``SCHEMA``'s ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
+    New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``; 6: ``deployments``;
+    7: ``batch_jobs``) come from ``SCHEMA``'s ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
     """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
     if "activity_state" not in columns:  # schema 1 -> 2
         with txn(conn):
             conn.execute("ALTER TABLE executions ADD COLUMN activity_state BLOB NOT NULL DEFAULT x''")
+    key_columns = {r[1] for r in conn.execute("PRAGMA table_info(api_keys)")}
+    if "task_queues" not in key_columns:  # schema 6 -> 7
+        with txn(conn):
+            conn.execute("ALTER TABLE api_keys ADD COLUMN task_queues TEXT NOT NULL DEFAULT ''")
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is not None and int(row[0]) < SCHEMA_VERSION:
         with txn(conn):

@@ -109,7 +109,7 @@ async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path:
         await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     conn.close()
 
 
@@ -139,7 +139,7 @@ async def test_a_version_4_database_gets_the_schedules_table(tmp_path: Path) -> 
     finally:
         await store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("6",)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("7",)
     conn.close()
 
 
@@ -174,7 +174,7 @@ async def test_a_version_5_database_gets_the_deployments_table(tmp_path: Path) -
     finally:
         await store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("6",)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     conn.close()
     store = SqliteStore(path)  # opening again keeps the row
     await store.open(2)
@@ -183,3 +183,29 @@ async def test_a_version_5_database_gets_the_deployments_table(tmp_path: Path) -
                                                                              '{"current": "orders.1.0"}')
     finally:
         await store.close()
+
+
+async def test_a_version_6_database_gets_key_task_queues_and_batch_jobs(tmp_path):
+    """Schema 7 adds api_keys.task_queues (existing keys: '' = every task queue) and the batch_jobs table."""
+    path = str(tmp_path / "v6.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE batch_jobs")  # the file as schema version 6 left it
+    conn.execute("ALTER TABLE api_keys DROP COLUMN task_queues")
+    conn.execute("INSERT INTO api_keys VALUES ('k1', 'old', x'00', '{\"ns\": \"worker\"}', 0, 1, 0, 0, 'me')")
+    conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("7",)
+        assert conn.execute("SELECT key_id, task_queues FROM api_keys").fetchall() == [("k1", "")]
+        assert conn.execute("SELECT count(*) FROM batch_jobs").fetchone() == (0,)
+    finally:
+        conn.close()
