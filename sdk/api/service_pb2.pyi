@@ -34,6 +34,29 @@ class WorkerDeploymentVersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWr
     WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING: _ClassVar[WorkerDeploymentVersionStatus]
     WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: _ClassVar[WorkerDeploymentVersionStatus]
     WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED: _ClassVar[WorkerDeploymentVersionStatus]
+
+class BatchOperationType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BATCH_OPERATION_TYPE_UNSPECIFIED: _ClassVar[BatchOperationType]
+    BATCH_OPERATION_TYPE_TERMINATE: _ClassVar[BatchOperationType]
+    BATCH_OPERATION_TYPE_CANCEL: _ClassVar[BatchOperationType]
+    BATCH_OPERATION_TYPE_SIGNAL: _ClassVar[BatchOperationType]
+    BATCH_OPERATION_TYPE_DELETE: _ClassVar[BatchOperationType]
+    BATCH_OPERATION_TYPE_RESET: _ClassVar[BatchOperationType]
+
+class BatchOperationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BATCH_OPERATION_STATE_UNSPECIFIED: _ClassVar[BatchOperationState]
+    BATCH_OPERATION_STATE_RUNNING: _ClassVar[BatchOperationState]
+    BATCH_OPERATION_STATE_COMPLETED: _ClassVar[BatchOperationState]
+    BATCH_OPERATION_STATE_FAILED: _ClassVar[BatchOperationState]
+
+class BatchJobPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BATCH_JOB_PHASE_UNSPECIFIED: _ClassVar[BatchJobPhase]
+    BATCH_JOB_PHASE_LIVE: _ClassVar[BatchJobPhase]
+    BATCH_JOB_PHASE_ARCHIVE: _ClassVar[BatchJobPhase]
+    BATCH_JOB_PHASE_DONE: _ClassVar[BatchJobPhase]
 SEARCH_ATTRIBUTE_TYPE_UNSPECIFIED: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_KEYWORD: SearchAttributeType
 SEARCH_ATTRIBUTE_TYPE_TEXT: SearchAttributeType
@@ -51,6 +74,20 @@ WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT: WorkerDeploymentVersionStatus
 WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING: WorkerDeploymentVersionStatus
 WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING: WorkerDeploymentVersionStatus
 WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED: WorkerDeploymentVersionStatus
+BATCH_OPERATION_TYPE_UNSPECIFIED: BatchOperationType
+BATCH_OPERATION_TYPE_TERMINATE: BatchOperationType
+BATCH_OPERATION_TYPE_CANCEL: BatchOperationType
+BATCH_OPERATION_TYPE_SIGNAL: BatchOperationType
+BATCH_OPERATION_TYPE_DELETE: BatchOperationType
+BATCH_OPERATION_TYPE_RESET: BatchOperationType
+BATCH_OPERATION_STATE_UNSPECIFIED: BatchOperationState
+BATCH_OPERATION_STATE_RUNNING: BatchOperationState
+BATCH_OPERATION_STATE_COMPLETED: BatchOperationState
+BATCH_OPERATION_STATE_FAILED: BatchOperationState
+BATCH_JOB_PHASE_UNSPECIFIED: BatchJobPhase
+BATCH_JOB_PHASE_LIVE: BatchJobPhase
+BATCH_JOB_PHASE_ARCHIVE: BatchJobPhase
+BATCH_JOB_PHASE_DONE: BatchJobPhase
 
 class NamespaceInfo(_message.Message):
     __slots__ = ("name", "id", "description", "owner_email", "retention_ms", "search_attributes", "archival_uri", "state", "create_time_ms", "update_time_ms", "rps_limit")
@@ -1221,3 +1258,111 @@ class UpdateWorkflowExecutionOptionsResponse(_message.Message):
     WORKFLOW_EXECUTION_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     workflow_execution_options: WorkflowExecutionOptions
     def __init__(self, workflow_execution_options: _Optional[_Union[WorkflowExecutionOptions, _Mapping]] = ...) -> None: ...
+
+class DeleteWorkflowExecutionRequest(_message.Message):
+    __slots__ = ("namespace", "workflow_execution", "reason", "identity")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_EXECUTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    workflow_execution: _messages_pb2.WorkflowExecution
+    reason: str
+    identity: str
+    def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[_messages_pb2.WorkflowExecution, _Mapping]] = ..., reason: _Optional[str] = ..., identity: _Optional[str] = ...) -> None: ...
+
+class DeleteWorkflowExecutionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BatchOperationDeletion(_message.Message):
+    __slots__ = ("identity",)
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    identity: str
+    def __init__(self, identity: _Optional[str] = ...) -> None: ...
+
+class StartBatchOperationRequest(_message.Message):
+    __slots__ = ("namespace", "visibility_query", "job_id", "reason", "deletion_operation")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_QUERY_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DELETION_OPERATION_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    visibility_query: str
+    job_id: str
+    reason: str
+    deletion_operation: BatchOperationDeletion
+    def __init__(self, namespace: _Optional[str] = ..., visibility_query: _Optional[str] = ..., job_id: _Optional[str] = ..., reason: _Optional[str] = ..., deletion_operation: _Optional[_Union[BatchOperationDeletion, _Mapping]] = ...) -> None: ...
+
+class StartBatchOperationResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DescribeBatchOperationRequest(_message.Message):
+    __slots__ = ("namespace", "job_id")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    job_id: str
+    def __init__(self, namespace: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class DescribeBatchOperationResponse(_message.Message):
+    __slots__ = ("operation_type", "job_id", "state", "start_time_ms", "close_time_ms", "total_operation_count", "complete_operation_count", "failure_operation_count", "identity", "reason", "visibility_query", "terminated_count", "archived_count", "last_error")
+    OPERATION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_OPERATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_OPERATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_OPERATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_QUERY_FIELD_NUMBER: _ClassVar[int]
+    TERMINATED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    operation_type: BatchOperationType
+    job_id: str
+    state: BatchOperationState
+    start_time_ms: int
+    close_time_ms: int
+    total_operation_count: int
+    complete_operation_count: int
+    failure_operation_count: int
+    identity: str
+    reason: str
+    visibility_query: str
+    terminated_count: int
+    archived_count: int
+    last_error: str
+    def __init__(self, operation_type: _Optional[_Union[BatchOperationType, str]] = ..., job_id: _Optional[str] = ..., state: _Optional[_Union[BatchOperationState, str]] = ..., start_time_ms: _Optional[int] = ..., close_time_ms: _Optional[int] = ..., total_operation_count: _Optional[int] = ..., complete_operation_count: _Optional[int] = ..., failure_operation_count: _Optional[int] = ..., identity: _Optional[str] = ..., reason: _Optional[str] = ..., visibility_query: _Optional[str] = ..., terminated_count: _Optional[int] = ..., archived_count: _Optional[int] = ..., last_error: _Optional[str] = ...) -> None: ...
+
+class ListBatchOperationsRequest(_message.Message):
+    __slots__ = ("namespace",)
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    def __init__(self, namespace: _Optional[str] = ...) -> None: ...
+
+class ListBatchOperationsResponse(_message.Message):
+    __slots__ = ("operation_info",)
+    OPERATION_INFO_FIELD_NUMBER: _ClassVar[int]
+    operation_info: _containers.RepeatedCompositeFieldContainer[DescribeBatchOperationResponse]
+    def __init__(self, operation_info: _Optional[_Iterable[_Union[DescribeBatchOperationResponse, _Mapping]]] = ...) -> None: ...
+
+class BatchJobRecord(_message.Message):
+    __slots__ = ("request", "progress", "cutoff_time_ms", "archive_cursor", "phase", "namespace_id")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    CUTOFF_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    request: StartBatchOperationRequest
+    progress: DescribeBatchOperationResponse
+    cutoff_time_ms: int
+    archive_cursor: str
+    phase: BatchJobPhase
+    namespace_id: str
+    def __init__(self, request: _Optional[_Union[StartBatchOperationRequest, _Mapping]] = ..., progress: _Optional[_Union[DescribeBatchOperationResponse, _Mapping]] = ..., cutoff_time_ms: _Optional[int] = ..., archive_cursor: _Optional[str] = ..., phase: _Optional[_Union[BatchJobPhase, str]] = ..., namespace_id: _Optional[str] = ...) -> None: ...

@@ -244,6 +244,26 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.SerializeToString,
                 response_deserializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.FromString,
                 _registered_method=True)
+        self.DeleteWorkflowExecution = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DeleteWorkflowExecution',
+                request_serializer=spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionResponse.FromString,
+                _registered_method=True)
+        self.StartBatchOperation = channel.unary_unary(
+                '/spindle.v1.WorkflowService/StartBatchOperation',
+                request_serializer=spindle_dot_api_dot_service__pb2.StartBatchOperationRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.StartBatchOperationResponse.FromString,
+                _registered_method=True)
+        self.DescribeBatchOperation = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DescribeBatchOperation',
+                request_serializer=spindle_dot_api_dot_service__pb2.DescribeBatchOperationRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.DescribeBatchOperationResponse.FromString,
+                _registered_method=True)
+        self.ListBatchOperations = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ListBatchOperations',
+                request_serializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -502,6 +522,31 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteWorkflowExecution(self, request, context):
+        """erasure (issue 26)
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartBatchOperation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeBatchOperation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBatchOperations(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -714,6 +759,26 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.UpdateWorkflowExecutionOptions,
                     request_deserializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.FromString,
                     response_serializer=spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.SerializeToString,
+            ),
+            'DeleteWorkflowExecution': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteWorkflowExecution,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionResponse.SerializeToString,
+            ),
+            'StartBatchOperation': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartBatchOperation,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.StartBatchOperationRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.StartBatchOperationResponse.SerializeToString,
+            ),
+            'DescribeBatchOperation': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeBatchOperation,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.DescribeBatchOperationRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.DescribeBatchOperationResponse.SerializeToString,
+            ),
+            'ListBatchOperations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBatchOperations,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1850,6 +1915,114 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/UpdateWorkflowExecutionOptions',
             spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsRequest.SerializeToString,
             spindle_dot_api_dot_service__pb2.UpdateWorkflowExecutionOptionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteWorkflowExecution(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DeleteWorkflowExecution',
+            spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.DeleteWorkflowExecutionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartBatchOperation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/StartBatchOperation',
+            spindle_dot_api_dot_service__pb2.StartBatchOperationRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.StartBatchOperationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeBatchOperation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DescribeBatchOperation',
+            spindle_dot_api_dot_service__pb2.DescribeBatchOperationRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.DescribeBatchOperationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBatchOperations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ListBatchOperations',
+            spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.FromString,
             options,
             channel_credentials,
             insecure,
