@@ -2,7 +2,14 @@
 
 Every client command talks to a server (``--address``, default 127.0.0.1:7233) or an
 embedded database (``--address embedded:PATH``), in ``--namespace`` (``-n``, default
-``default``), with ``--api-key`` (default ``$SPINDLE_API_KEY``) when the server requires keys.
+``default``), with an API key when the server requires keys.
+
+The API key: ``--api-key-file PATH`` (the file's text, one trailing newline stripped) or
+``$SPINDLE_API_KEY``; ``--api-key KEY`` still works but prints a one-line warning, since a
+command line is readable by every user of the machine (``ps``, ``/proc/PID/cmdline``), while
+a process's environment and a mode-600 file are not. :func:`resolve_connection_settings` is
+the one place a command's connection settings are resolved from its flags and the
+environment (flags win).
 
 TLS: ``--tls`` (TLS with the default roots), ``--tls-ca FILE`` (the server's CA),
 ``--tls-cert FILE`` + ``--tls-key FILE`` (a client certificate: mutual TLS),
@@ -40,7 +47,8 @@ if TYPE_CHECKING:
     from spindle.client import Client
     from spindle.converter import PayloadCodec
 
-__all__ = ["Connection", "client_options", "load_codecs", "tls_from_flags", "tls_options"]
+__all__ = ["API_KEY_ENV", "Connection", "client_options", "load_codecs", "read_api_key_file",
+           "resolve_connection_settings", "tls_from_flags", "tls_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,14 +59,95 @@ TLS_FLAGS = {"tls": "--tls", "ca_file": "--tls-ca", "cert_file": "--tls-cert", "
              "server_name": "--tls-server-name"}
 
 
-def _api_key_from_env() -> str | None:
-    return os.environ.get("SPINDLE_API_KEY") or None
+#: The environment variable holding the API key (what ``spindle.envconfig`` and the Terraform provider read too).
+API_KEY_ENV = "SPINDLE_API_KEY"
+
+#: The warning ``--api-key KEY`` prints (stderr, one line).
+LITERAL_KEY_WARNING = ("spindle: warning: --api-key puts the key on the command line, where any user of this machine "
+                       f"can read it (ps, /proc/PID/cmdline); use --api-key-file PATH or ${API_KEY_ENV} instead")
+
+
+def read_api_key_file(path: str) -> str:
+    """The API key held in ``path``: its UTF-8 text without the trailing newline.
+
+    A file that group or other users may read works, with a one-line warning on stderr (a
+    Kubernetes secret volume is mode 644 by default; refusing it would push users back to
+    ``--api-key``).
+
+    Raises:
+        CliError: the file is missing, unreadable, not UTF-8, empty, or holds more than one line
+            (exit status 2; the message names ``--api-key-file`` and the path).
+    """
+    where = f"--api-key-file {path}"
+    try:
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            raw = f.read(64 * 1024 + 1)
+    except OSError as e:
+        fail(f"{where}: cannot read the file: {e.strerror or e}")
+    if len(raw) > 64 * 1024:
+        fail(f"{where}: the file is over 64 KiB; it should hold one API key")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        fail(f"{where}: the file is not UTF-8 text")
+    key = text[:-1] if text.endswith("\n") else text
+    key = key[:-1] if key.endswith("\r") else key
+    if not key.strip():
+        fail(f"{where}: the file is empty; it should hold the API key (spk_...)")
+    if "\n" in key or "\r" in key:
+        fail(f"{where}: the file holds more than one line; it should hold only the API key")
+    if mode & 0o077:
+        click.echo(f"spindle: warning: {where} may be read by other users (mode {mode & 0o777:03o}); "
+                   "chmod 600 it", err=True)
+    return key
+
+
+def resolve_connection_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A command's connection flags with the values it connects with: flags first, then the environment.
+
+    ``flags`` holds the parsed flag values (``api_key``, ``api_key_file``, and any other
+    connection flag, passed through). The result has ``api_key`` resolved (``--api-key-file``,
+    else ``--api-key`` with a warning, else ``$SPINDLE_API_KEY``; an empty value counts as
+    unset) and no ``api_key_file``.
+
+    Raises:
+        CliError: ``--api-key`` and ``--api-key-file`` both given, or a key file that cannot be
+            used (:func:`read_api_key_file`); exit status 2.
+    """
+    env = os.environ if env is None else env
+    out = dict(flags)
+    literal, path = out.pop("api_key", None) or None, out.pop("api_key_file", None)
+    if literal is not None and path is not None:
+        fail("--api-key and --api-key-file exclude each other: give one (prefer --api-key-file)")
+    if path is not None:
+        out["api_key"] = read_api_key_file(path)
+    elif literal is not None:
+        click.echo(LITERAL_KEY_WARNING, err=True)
+        out["api_key"] = literal
+    else:
+        out["api_key"] = env.get(API_KEY_ENV) or None
+    return out
 
 
 def api_key_option(f: F) -> F:
-    """``--api-key KEY`` (default ``$SPINDLE_API_KEY``; an empty variable counts as unset)."""
-    return click.option("--api-key", default=_api_key_from_env, metavar="KEY", show_default=False,
-                        help="API key, spk_... (default: $SPINDLE_API_KEY)")(f)
+    """``--api-key-file PATH`` and ``--api-key KEY`` (default ``$SPINDLE_API_KEY``), as the parameter ``api_key``.
+
+    The command receives the resolved key (:func:`resolve_connection_settings`), never the file name.
+    """
+
+    @functools.wraps(f)
+    def command(**params: Any) -> Any:
+        resolved = resolve_connection_settings({"api_key": params.pop("api_key", None),
+                                                "api_key_file": params.pop("api_key_file", None)})
+        return f(api_key=resolved["api_key"], **params)
+
+    wrapped: Any = click.option("--api-key-file", metavar="PATH", default=None,
+                                help="read the API key from this file (one line; keep it mode 600)")(command)
+    wrapped = click.option("--api-key", default=None, metavar="KEY", show_default=False,
+                           help=f"API key, spk_... (default: ${API_KEY_ENV}); visible to other users in ps: "
+                                "prefer --api-key-file or the variable")(wrapped)
+    return wrapped
 
 
 def tls_options(f: F) -> F:
