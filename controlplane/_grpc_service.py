@@ -26,7 +26,7 @@ import grpc
 
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
-from spindle.controlplane._long_polls import LongPollLimiter, long_poll_client
+from spindle.controlplane._long_polls import LongPollLimiter, long_poll_key
 from spindle.controlplane._malformed import MalformedRequest, lenient_deserializer
 from spindle.controlplane._metrics import ServerMetrics
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
@@ -148,9 +148,9 @@ def _pipeline(name: str, method: Any, audited: bool, target: Any, authorizer: Au
                     raise InvalidArgument(request.message())
                 if authorizer is not None:
                     await authorizer.authorize(name, request, principal)
-                client = None if long_polls is None else long_poll_client(
+                slot = None if long_polls is None else long_poll_key(
                     name, request, principal.id if principal is not None else None, context.peer())
-                with long_polls.hold(client, name) if client is not None and long_polls is not None else _NO_SLOT:
+                with long_polls.hold(*slot, name) if slot is not None and long_polls is not None else _NO_SLOT:
                     token = set_current_principal(principal)
                     try:
                         resp = await method(request, deadline)

@@ -90,8 +90,12 @@ class ServerConfig:
     #: them), nor namespace administration. A call over the limit gets RESOURCE_EXHAUSTED
     #: with the delay after which it would pass (``google.rpc.RetryInfo``).
     namespace_rps_limit: float = 2400.0
-    #: The largest ``rps_limit`` a namespace may be given (0 = no cap). With a cap,
-    #: ``rps_limit`` 0 (unlimited) is refused too.
+    #: The largest ``rps_limit`` a namespace may be given; 0 = ``namespace_rps_limit`` (by
+    #: default a namespace may be given at most what a new one gets; with both 0 there is no
+    #: cap). With a cap, ``rps_limit`` 0 (unlimited) is refused too. Limits are the operator's:
+    #: only a system admin (or anyone, without auth) may raise a namespace's ``rps_limit``, up
+    #: to the cap (INVALID_ARGUMENT over it); a namespace admin may only lower it (a value more
+    #: than 0 and at most the current one; raising it is PERMISSION_DENIED).
     namespace_rps_limit_max: float = 0.0
     #: Floor and ceiling of a task queue's dispatch rate (a poll's ``max_tasks_per_second``,
     #: tasks per second): a rate asked for outside them is clamped to them, so one poll
@@ -126,10 +130,15 @@ class ServerConfig:
     keepalive_timeout: float = 10.0
     #: Most long polls (PollWorkflowTaskQueue, PollActivityTaskQueue, GetWorkflowExecutionHistory
     #: waiting for a new event) a server process holds at once, and per client (its principal
-    #: when it authenticated, else its address; a worker's polls also by its ``identity``). A
+    #: when it authenticated, else its address; whatever ``identity`` a worker declares). A
     #: poll over either gets RESOURCE_EXHAUSTED naming the limit, with a retry delay. 0 = no limit.
     max_long_polls: int = 20_000
     max_long_polls_per_client: int = 2_000
+    #: A namespace's share of the long-poll slots: it may hold at most this share of the slots
+    #: the other namespaces leave (``held < share x (max_long_polls - held by the others)``), so a
+    #: namespace that floods leaves room for the rest, and one that holds none gets a slot while
+    #: any is free (``controlplane/_long_polls.py``). In (0, 1]; 1 = no per-namespace cap.
+    long_poll_namespace_share: float = 0.5
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).
@@ -149,6 +158,8 @@ class ServerConfig:
         for name in ("namespace_rps_limit", "namespace_rps_limit_max", "task_queue_min_rate", "task_queue_max_rate"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{name} must be a finite number, got {getattr(self, name)}")
+        if not 0 < self.long_poll_namespace_share <= 1:
+            raise ValueError(f"long_poll_namespace_share must be in (0, 1], got {self.long_poll_namespace_share}")
         if self.max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
         if not 0 < self.task_queue_min_rate <= self.task_queue_max_rate:

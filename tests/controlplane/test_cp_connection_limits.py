@@ -130,6 +130,12 @@ async def test_idle_connections_and_long_polls_do_not_lock_out_a_new_client(tmp_
             await asyncio.sleep(0.5)
         assert _fds(proc.pid) <= 40, f"idle connections were not closed: {_fds(proc.pid)} descriptors open"
 
+        # The greedy client's polls were held all along (it is not cut off). It ends them now: a new client on
+        # this host is the same client to the server (no credentials: its address), whatever identity it declares.
+        assert all(not t.done() for t in parked if t not in refused)
+        for t in parked:
+            t.cancel()
+
         # A new client connects (retrying quickly if it is refused, never waiting for a deadline) and runs a workflow.
         client = None
         give_up = time.monotonic() + 30
@@ -147,13 +153,10 @@ async def test_idle_connections_and_long_polls_do_not_lock_out_a_new_client(tmp_
         finally:
             await client.close()
 
-        # The greedy client's polls were held all along (it is not cut off), and the server still serves.
-        assert all(not t.done() for t in parked if t not in refused)
+        # The server still serves.
         info = await service_pb2_grpc.WorkflowServiceStub(_channel(address)).GetSystemInfo(svc.GetSystemInfoRequest(),
                                                                                           timeout=10)
         assert info.server_version
-        for t in parked:
-            t.cancel()
         assert proc.poll() is None
     finally:
         for s in raw:
@@ -173,7 +176,8 @@ async def test_the_server_wide_long_poll_cap_refuses_the_next_poll_and_frees_slo
     from spindle.controlplane.server import ControlPlane, serve
     from spindle.controlplane.store.sqlite import SqliteStore
 
-    cp = ControlPlane(SqliteStore(str(tmp_path / "cap.db")), ServerConfig(num_shards=1, max_long_polls=3))
+    cp = ControlPlane(SqliteStore(str(tmp_path / "cap.db")), ServerConfig(num_shards=1, max_long_polls=3,
+                                                                           long_poll_namespace_share=1.0))
     await cp.start()
     server, port = await serve(cp, "127.0.0.1", 0)
     try:
@@ -212,16 +216,16 @@ async def test_the_server_wide_long_poll_cap_refuses_the_next_poll_and_frees_slo
         await cp.stop()
 
 
-def test_long_poll_clients_are_keyed_by_principal_or_address_and_worker_identity() -> None:
-    from spindle.controlplane._long_polls import long_poll_client
+def test_long_poll_clients_are_keyed_by_principal_or_address_never_by_declared_identity() -> None:
+    from spindle.controlplane._long_polls import long_poll_key
 
-    poll = svc.PollWorkflowTaskQueueRequest(identity="1234@host-a")
-    assert long_poll_client("PollWorkflowTaskQueue", poll, None, "ipv4:10.0.0.7:53122") == \
-        "ipv4:10.0.0.7 (identity '1234@host-a')"
-    assert long_poll_client("PollWorkflowTaskQueue", poll, "key:k1", "ipv4:10.0.0.7:53122") == \
-        "key:k1 (identity '1234@host-a')"
-    assert long_poll_client("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(wait_new_event=True),
-                            "anonymous", "ipv6:[::1]:4000") == "ipv6:[::1]"
-    assert long_poll_client("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(), None,
-                            "ipv4:10.0.0.7:1") is None
-    assert long_poll_client("StartWorkflowExecution", svc.StartWorkflowExecutionRequest(), None, "ipv4:10.0.0.7:1") is None
+    poll = svc.PollWorkflowTaskQueueRequest(namespace="orders", identity="1234@host-a")
+    assert long_poll_key("PollWorkflowTaskQueue", poll, None, "ipv4:10.0.0.7:53122") == ("ipv4:10.0.0.7", "orders")
+    assert long_poll_key("PollWorkflowTaskQueue", poll, "key:k1", "ipv4:10.0.0.7:53122") == ("key:k1", "orders")
+    other = svc.PollActivityTaskQueueRequest(namespace="orders", identity="another-name")
+    assert long_poll_key("PollActivityTaskQueue", other, "key:k1", "ipv4:10.0.0.8:1") == ("key:k1", "orders")
+    assert long_poll_key("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(
+        namespace="b", wait_new_event=True), "anonymous", "ipv6:[::1]:4000") == ("ipv6:[::1]", "b")
+    assert long_poll_key("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(), None,
+                         "ipv4:10.0.0.7:1") is None
+    assert long_poll_key("StartWorkflowExecution", svc.StartWorkflowExecutionRequest(), None, "ipv4:10.0.0.7:1") is None
