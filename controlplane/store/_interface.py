@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ._model import (
     ApiKeyRow,
@@ -21,6 +22,22 @@ from ._model import (
     TransferTask,
     VisibilityRow,
 )
+
+
+@dataclass
+class BatchJobRow:
+    """A durable server-side batch job (issue 26: erasure), keyed by namespace and job id.
+
+    ``state`` is the job's ``BatchOperationState`` number (the store indexes it so a member finds
+    the running jobs without reading every row); ``data`` is the job's serialized record (the
+    store never reads it); ``version`` rises by one with every write (optimistic updates).
+    """
+
+    namespace_id: str
+    job_id: str
+    version: int
+    state: int
+    data: bytes
 
 
 class Store(abc.ABC):
@@ -170,6 +187,32 @@ class Store(abc.ABC):
     async def delete_deployments(self, namespace_id: str) -> None:
         """Delete every deployment of the namespace (namespace deletion); other namespaces' rows stay."""
 
+    # -- server-side batch jobs (issue 26: erasure; controlplane/erasure) ----------------
+    @abc.abstractmethod
+    async def create_batch_job(self, row: BatchJobRow) -> None:
+        """Insert ``row`` as version 1 (``row.version`` is set to 1).
+
+        Raises ConditionFailedError (nothing written) if a job of that (namespace, job id) exists.
+        """
+
+    @abc.abstractmethod
+    async def get_batch_job(self, namespace_id: str, job_id: str) -> BatchJobRow | None:
+        """The job as last written, or None."""
+
+    @abc.abstractmethod
+    async def update_batch_job(self, row: BatchJobRow, expected_version: int) -> None:
+        """Write ``row`` (state and data) as version ``expected_version + 1`` if the stored version is
+        ``expected_version``, then set ``row.version`` to it. The check and the write are one transaction.
+
+        Raises ConditionFailedError (nothing written, ``row`` unchanged) when the stored version
+        differs or the job is gone.
+        """
+
+    @abc.abstractmethod
+    async def list_batch_jobs(self, *, namespace_id: str = "", state: int = 0, limit: int = 1000) -> list[BatchJobRow]:
+        """Up to ``limit`` jobs of ``namespace_id`` ("" = every namespace) in ``state`` (0 = any),
+        ordered by (namespace id, job id)."""
+
     # -- queues --------------------------------------------------------------------
     @abc.abstractmethod
     async def load_transfer_tasks(self, shard_id: int, after_task_id: int, limit: int) -> list[TransferTask]: ...
@@ -208,6 +251,7 @@ class Store(abc.ABC):
 
 __all__ = [
     "Store",
+    "BatchJobRow",
     "ApiKeyRow",
     "ServerSecret",
     "BacklogTask",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _spanner_leases as leases
-from ._interface import Store
+from ._interface import BatchJobRow, Store
 from ._model import (
     ApiKeyRow,
     BacklogTask,
@@ -42,6 +42,7 @@ from ._model import (
     TransferTask,
     VisibilityRow,
 )
+from ._spanner_batch_jobs import SpannerBatchJobs
 from ._spanner_codec import CURRENT_COLUMNS, EXEC_COLUMNS, current_from_row, dec, exec_from_row
 from ._spanner_deployments import SpannerDeployments
 from ._spanner_namespaces import SpannerNamespaces
@@ -109,6 +110,7 @@ class SpannerStore(Store):
         self.num_shards = 0
         self._namespaces = SpannerNamespaces(self._query, self._txn)
         self._deployments = SpannerDeployments(self._query, self._txn)
+        self._batch_jobs = SpannerBatchJobs(self._query, self._txn)
         self._visibility = SpannerVisibility(self._query)
 
     # ------------------------------------------------------------------ lifecycle
@@ -416,6 +418,19 @@ class SpannerStore(Store):
 
     def delete_deployments(self, namespace_id: str) -> Co[None]:
         return self._deployments.delete_deployments(namespace_id)
+
+    # ------------------------------------------------------------------ server-side batch jobs (erasure)
+    def create_batch_job(self, row: BatchJobRow) -> Co[None]:
+        return self._batch_jobs.create_batch_job(row)
+
+    def get_batch_job(self, namespace_id: str, job_id: str) -> Co[BatchJobRow | None]:
+        return self._batch_jobs.get_batch_job(namespace_id, job_id)
+
+    def update_batch_job(self, row: BatchJobRow, expected_version: int) -> Co[None]:
+        return self._batch_jobs.update_batch_job(row, expected_version)
+
+    def list_batch_jobs(self, *, namespace_id: str = "", state: int = 0, limit: int = 1000) -> Co[list[BatchJobRow]]:
+        return self._batch_jobs.list_batch_jobs(namespace_id=namespace_id, state=state, limit=limit)
 
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         cols = ", ".join(CURRENT_COLUMNS)

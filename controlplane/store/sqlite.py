@@ -12,6 +12,7 @@ collaborator holding that part of the schema:
 - ``_sqlite_visibility``: list and count queries, closed runs;
 - ``_sqlite_schedules``: schedules;
 - ``_sqlite_deployments``: worker deployments (build versioning);
+- ``_sqlite_batch_jobs``: server-side batch jobs (erasure);
 - ``_sqlite_mutation``: how one mutation is written (to every table), run by the writer;
 - ``_sqlite_schema``: the tables, and the upgrade of a file made by an older version.
 
@@ -29,7 +30,7 @@ import tempfile
 from collections.abc import Coroutine, Sequence
 from typing import Any, Callable, TypeVar
 
-from ._interface import Store
+from ._interface import BatchJobRow, Store
 from ._model import (
     ApiKeyRow,
     BacklogTask,
@@ -45,6 +46,7 @@ from ._model import (
     TransferTask,
     VisibilityRow,
 )
+from ._sqlite_batch_jobs import SqliteBatchJobs
 from ._sqlite_deployments import SqliteDeployments
 from ._sqlite_executions import SqliteExecutions
 from ._sqlite_group_commit import GroupCommitWriter
@@ -90,6 +92,7 @@ class SqliteStore(Store):
         self._visibility = SqliteVisibility(self._reads)
         self._schedules = SqliteSchedules(self._reads)
         self._deployments = SqliteDeployments(self._reads, self._writer)
+        self._batch_jobs = SqliteBatchJobs(self._reads, self._writer)
 
     @property
     def fault_hook(self) -> Callable[[str, Sequence[Mutation]], None] | None:
@@ -265,6 +268,19 @@ class SqliteStore(Store):
 
     def delete_deployments(self, namespace_id: str) -> Co[None]:
         return self._deployments.delete_deployments(namespace_id)
+
+    # ------------------------------------------------------------------ server-side batch jobs (erasure)
+    def create_batch_job(self, row: BatchJobRow) -> Co[None]:
+        return self._batch_jobs.create_batch_job(row)
+
+    def get_batch_job(self, namespace_id: str, job_id: str) -> Co[BatchJobRow | None]:
+        return self._batch_jobs.get_batch_job(namespace_id, job_id)
+
+    def update_batch_job(self, row: BatchJobRow, expected_version: int) -> Co[None]:
+        return self._batch_jobs.update_batch_job(row, expected_version)
+
+    def list_batch_jobs(self, *, namespace_id: str = "", state: int = 0, limit: int = 1000) -> Co[list[BatchJobRow]]:
+        return self._batch_jobs.list_batch_jobs(namespace_id=namespace_id, state=state, limit=limit)
 
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
