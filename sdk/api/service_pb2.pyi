@@ -836,7 +836,7 @@ class GetSystemInfoResponse(_message.Message):
     def __init__(self, server_version: _Optional[str] = ..., store: _Optional[str] = ..., num_shards: _Optional[int] = ...) -> None: ...
 
 class ApiKeyInfo(_message.Message):
-    __slots__ = ("id", "name", "grants", "system_admin", "create_time_ms", "expire_time_ms", "revoke_time_ms", "created_by")
+    __slots__ = ("id", "name", "grants", "system_admin", "create_time_ms", "expire_time_ms", "revoke_time_ms", "created_by", "task_queues")
     class GrantsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -844,6 +844,13 @@ class ApiKeyInfo(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskQueuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: ApiKeyTaskQueues
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[ApiKeyTaskQueues, _Mapping]] = ...) -> None: ...
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     GRANTS_FIELD_NUMBER: _ClassVar[int]
@@ -852,6 +859,7 @@ class ApiKeyInfo(_message.Message):
     EXPIRE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     REVOKE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUES_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     grants: _containers.ScalarMap[str, str]
@@ -860,10 +868,17 @@ class ApiKeyInfo(_message.Message):
     expire_time_ms: int
     revoke_time_ms: int
     created_by: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., create_time_ms: _Optional[int] = ..., expire_time_ms: _Optional[int] = ..., revoke_time_ms: _Optional[int] = ..., created_by: _Optional[str] = ...) -> None: ...
+    task_queues: _containers.MessageMap[str, ApiKeyTaskQueues]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., create_time_ms: _Optional[int] = ..., expire_time_ms: _Optional[int] = ..., revoke_time_ms: _Optional[int] = ..., created_by: _Optional[str] = ..., task_queues: _Optional[_Mapping[str, ApiKeyTaskQueues]] = ...) -> None: ...
+
+class ApiKeyTaskQueues(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateApiKeyRequest(_message.Message):
-    __slots__ = ("name", "grants", "system_admin", "ttl_ms")
+    __slots__ = ("name", "grants", "system_admin", "ttl_ms", "task_queues")
     class GrantsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -871,15 +886,24 @@ class CreateApiKeyRequest(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskQueuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: ApiKeyTaskQueues
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[ApiKeyTaskQueues, _Mapping]] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     GRANTS_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_ADMIN_FIELD_NUMBER: _ClassVar[int]
     TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUES_FIELD_NUMBER: _ClassVar[int]
     name: str
     grants: _containers.ScalarMap[str, str]
     system_admin: bool
     ttl_ms: int
-    def __init__(self, name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+    task_queues: _containers.MessageMap[str, ApiKeyTaskQueues]
+    def __init__(self, name: _Optional[str] = ..., grants: _Optional[_Mapping[str, str]] = ..., system_admin: _Optional[bool] = ..., ttl_ms: _Optional[int] = ..., task_queues: _Optional[_Mapping[str, ApiKeyTaskQueues]] = ...) -> None: ...
 
 class CreateApiKeyResponse(_message.Message):
     __slots__ = ("key", "secret")
