@@ -1376,17 +1376,33 @@ class ListBatchOperationsResponse(_message.Message):
     def __init__(self, operation_info: _Optional[_Iterable[_Union[DescribeBatchOperationResponse, _Mapping]]] = ...) -> None: ...
 
 class BatchJobRecord(_message.Message):
-    __slots__ = ("request", "progress", "cutoff_time_ms", "archive_cursor", "phase", "namespace_id")
+    __slots__ = ("request", "progress", "cutoff_time_ms", "archive_cursor", "phase", "namespace_id", "in_flight", "pending_blob_keys", "failed")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     CUTOFF_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_CURSOR_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    PENDING_BLOB_KEYS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
     request: StartBatchOperationRequest
     progress: DescribeBatchOperationResponse
     cutoff_time_ms: int
     archive_cursor: str
     phase: BatchJobPhase
     namespace_id: str
-    def __init__(self, request: _Optional[_Union[StartBatchOperationRequest, _Mapping]] = ..., progress: _Optional[_Union[DescribeBatchOperationResponse, _Mapping]] = ..., cutoff_time_ms: _Optional[int] = ..., archive_cursor: _Optional[str] = ..., phase: _Optional[_Union[BatchJobPhase, str]] = ..., namespace_id: _Optional[str] = ...) -> None: ...
+    in_flight: _containers.RepeatedCompositeFieldContainer[BatchJobItem]
+    pending_blob_keys: _containers.RepeatedScalarFieldContainer[str]
+    failed: _containers.RepeatedCompositeFieldContainer[BatchJobItem]
+    def __init__(self, request: _Optional[_Union[StartBatchOperationRequest, _Mapping]] = ..., progress: _Optional[_Union[DescribeBatchOperationResponse, _Mapping]] = ..., cutoff_time_ms: _Optional[int] = ..., archive_cursor: _Optional[str] = ..., phase: _Optional[_Union[BatchJobPhase, str]] = ..., namespace_id: _Optional[str] = ..., in_flight: _Optional[_Iterable[_Union[BatchJobItem, _Mapping]]] = ..., pending_blob_keys: _Optional[_Iterable[str]] = ..., failed: _Optional[_Iterable[_Union[BatchJobItem, _Mapping]]] = ...) -> None: ...
+
+class BatchJobItem(_message.Message):
+    __slots__ = ("workflow_id", "run_id", "running")
+    WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    workflow_id: str
+    run_id: str
+    running: bool
+    def __init__(self, workflow_id: _Optional[str] = ..., run_id: _Optional[str] = ..., running: _Optional[bool] = ...) -> None: ...
