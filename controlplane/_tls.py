@@ -10,7 +10,9 @@
 Both use grpcio's own SSL credentials. The files are checked when the configuration is
 loaded (:meth:`ServerTLS.check`, with the standard library's ``ssl``: a wrong path, a file
 that is not PEM, a key that does not belong to the certificate each get an error naming the
-setting), because gRPC reports all of them as "Failed to bind".
+setting), because gRPC reports all of them as "Failed to bind". A certificate that has expired
+or is not valid yet is refused the same way (every client would refuse it at the handshake,
+with an error the operator of the server never sees).
 
 Rotation: a server re-reads its files on a new connection's handshake when one of them
 changed (checked at most once a second; connections already open keep their certificate),
@@ -65,6 +67,28 @@ def _check_pair(cert_file: str, key_file: str, where: str) -> None:
                 "BAD_DECRYPT": "the key is encrypted (give an unencrypted PEM key)"}.get(str(e.reason), "")
         raise TLSFileError(f"{where}: cannot use certificate {cert_file} with key {key_file}: "
                            f"{hint or 'not a PEM certificate and private key'} ({reason})") from None
+    _check_validity(cert_file, where)
+
+
+def _check_validity(cert_file: str, where: str, now: float | None = None) -> None:
+    """Refuse a leaf certificate that has expired or is not valid yet (its notBefore/notAfter)."""
+    # The standard library decodes a PEM certificate's dates only through this helper (no
+    # cryptography dependency on the server); without it the check is skipped.
+    decode = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
+    if decode is None:
+        return
+    try:
+        info = decode(cert_file)
+        not_before, not_after = ssl.cert_time_to_seconds(info["notBefore"]), ssl.cert_time_to_seconds(info["notAfter"])
+    except (ssl.SSLError, OSError, KeyError, ValueError):
+        return  # _check_pair reports a file that does not load
+    now = time.time() if now is None else now
+    if now >= not_after:
+        raise TLSFileError(f"{where}.cert_file: the certificate in {cert_file} expired on {info['notAfter']}; "
+                           "clients refuse it at the handshake: renew it")
+    if now < not_before:
+        raise TLSFileError(f"{where}.cert_file: the certificate in {cert_file} is not valid before "
+                           f"{info['notBefore']}; clients refuse it at the handshake (check this machine's clock)")
 
 
 def _check_ca(path: str, where: str) -> None:

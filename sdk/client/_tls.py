@@ -98,7 +98,11 @@ def explain_connect_failure(details: str, target: str, tls: TLSConfig | None) ->
         return (f"cannot connect to {target} over TLS: the server's certificate is not valid for this host name "
                 f"(TLSConfig(domain=...) checks it against another name) ({details})")
     if "handshake failed" in low:
-        if "certificate_verify_failed" in low or "unable to get local issuer" in low or "self signed" in low:
+        if "certificate has expired" in low or "certificate is not yet valid" in low:
+            when = "has expired" if "expired" in low else "is not valid yet"
+            why = (f"the server's certificate {when} (the server must renew it; if it looks valid, check this "
+                   "machine's clock)")
+        elif "certificate_verify_failed" in low or "unable to get local issuer" in low or "self signed" in low:
             why = ("the server's certificate is not trusted: pass its CA as "
                    "TLSConfig(server_root_ca_cert=...) (tls=True trusts only the default public roots)")
         elif "wrong_version_number" in low:
