@@ -26,11 +26,11 @@ import grpc
 
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
-from spindle.controlplane._long_polls import LongPollLimiter, long_poll_key
+from spindle.controlplane._long_polls import LongPollLimiter, long_poll_key, peer_host
 from spindle.controlplane._malformed import MalformedRequest, lenient_deserializer
 from spindle.controlplane._metrics import ServerMetrics
 from spindle.controlplane.auth import ANONYMOUS, Authorizer, Principal, audit, rule_for
-from spindle.controlplane.auth._audit import request_details
+from spindle.controlplane.auth._audit import DenialAudit, request_details
 from spindle.controlplane.auth._principal import reset_current_principal, set_current_principal
 from spindle.controlplane.errors import InvalidArgument, ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
@@ -93,11 +93,14 @@ _NO_SLOT = contextlib.nullcontext()
 
 def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = None,
                   long_polls: LongPollLimiter | None = None,
-                  metrics: ServerMetrics | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
+                  metrics: ServerMetrics | None = None,
+                  denials: DenialAudit | None = None) -> service_pb2_grpc.WorkflowServiceServicer:
     """A gRPC servicer whose every RPC goes through one pipeline (:func:`_pipeline`) to the frontend's method.
 
     ``authorizer`` None serves every caller as the anonymous system admin (authentication
-    off); admin actions are audited either way. ``long_polls`` caps the long polls in
+    off); the actions whose rule says ``audit`` are audited either way, and denials
+    (UNAUTHENTICATED, PERMISSION_DENIED) of any RPC through ``denials`` (aggregated per
+    principal or address; one is made when None is given). ``long_polls`` caps the long polls in
     flight (``spindle.controlplane._long_polls``): a call over a cap gets RESOURCE_EXHAUSTED.
     ``metrics`` (optional) counts every call by method and status code and times it.
 
@@ -108,15 +111,39 @@ def make_servicer(frontend: FrontendService, authorizer: Authorizer | None = Non
     class Servicer(service_pb2_grpc.WorkflowServiceServicer):
         pass
 
+    denials = denials if denials is not None else DenialAudit()
     for name in RPC_NAMES:
         rule = rule_for(name)  # every RPC must have one: fail at start, not at the first call
         setattr(Servicer, name, _pipeline(name, getattr(frontend, name), rule.audit, rule.target, authorizer,
-                                          long_polls, metrics))
+                                          long_polls, metrics, denials, rule.namespace))
     return Servicer()
 
 
+#: The outcomes of a caller that is not let in: audited for every RPC, aggregated (``DenialAudit``).
+_DENIALS = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED})
+
+
+def _denial(denials: DenialAudit, name: str, request: Any, principal: Principal | None, peer: str,
+            target: Any, namespace: Any, e: ServiceError) -> None:
+    """Count (and maybe write) a denial of ``name`` for the principal, or for the peer's address without one."""
+    where = ""
+    if not isinstance(request, MalformedRequest):
+        with contextlib.suppress(Exception):  # a request the rule cannot read is still a denial
+            where = target(request) if target is not None else (
+                f"namespace/{namespace(request)}" if namespace is not None else "")
+    details = None if isinstance(request, MalformedRequest) else (lambda: request_details(request))
+    if principal is not None:
+        denials.denied(f"principal {principal.id}", str(principal), name, where, f"{e.code.name}: {e.message}",
+                       details)
+    else:
+        host = peer_host(peer)
+        denials.denied(f"unauthenticated {host}", "unauthenticated", name, where, f"{e.code.name}: {e.message}",
+                       details, host)
+
+
 def _pipeline(name: str, method: Any, audited: bool, target: Any, authorizer: Authorizer | None,
-              long_polls: LongPollLimiter | None, metrics: ServerMetrics | None) -> Any:
+              long_polls: LongPollLimiter | None, metrics: ServerMetrics | None, denials: DenialAudit,
+              namespace: Any = None) -> Any:
     """The servicer method of RPC ``name``; every call goes through these steps (hot path: one coroutine per call):
 
     1. authenticate the caller (``authorizer``; None: the anonymous system admin);
@@ -124,7 +151,8 @@ def _pipeline(name: str, method: Any, audited: bool, target: Any, authorizer: Au
     3. authorize the call by the RPC's access rule;
     4. hold a long-poll slot (polls and history waits; RESOURCE_EXHAUSTED over a cap);
     5. run the frontend's ``method(request, deadline)`` as the caller (``current_principal``);
-    6. audit admin actions (allowed or not), and answer an anonymous caller only what it may see;
+    6. audit the actions whose rule says ``audit`` (allowed or not; denials of any RPC go to
+       ``denials``, aggregated), and answer an anonymous caller only what it may see;
     7. a ``ServiceError`` becomes its status, message (clipped) and trailing metadata; anything
        else is logged and INTERNAL;
     8. count and time the call by method and status code (``metrics``).
@@ -160,7 +188,9 @@ def _pipeline(name: str, method: Any, audited: bool, target: Any, authorizer: Au
                     audit(principal, name, target(request), "ok", request_details(request))
                 return resp if principal is not None else _anonymous_view(name, resp)
             except ServiceError as e:
-                if audited and not isinstance(request, MalformedRequest):
+                if e.code in _DENIALS:
+                    _denial(denials, name, request, principal, context.peer(), target, namespace, e)
+                elif audited and not isinstance(request, MalformedRequest):
                     audit(principal, name, target(request), f"{e.code.name}: {e.message}", request_details(request))
                 await context.abort(e.code, clip_details(e.message), trailing_metadata=e.trailing_metadata())
             except asyncio.CancelledError:

@@ -23,8 +23,10 @@ A workflow task's commands can act on other namespaces (signal or cancel an exte
 workflow, start a child there): the worker answering it needs ``writer`` on each of
 them, as a client making the same call would (``Rule.acts_on``).
 
-``audit`` marks admin actions: each one writes one line to the ``spindle.audit`` log,
-allowed or not (``_audit.py``).
+``audit`` marks the actions written to the ``spindle.audit`` log, one line per call,
+allowed or not (``_audit.py``): admin actions, ending or repairing runs, schedule and
+deployment-routing changes. The servicer audits every RPC whose rule says so (a new RPC is
+audited by setting the flag and a ``target``); denials of any RPC are audited, aggregated.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class Rule:
     target: Callable[[Any], str] | None = None
     acts_on: Callable[[Any], set[str]] | None = None
 
+    def __post_init__(self) -> None:
+        if self.audit and self.target is None:
+            raise ValueError("an audited rule needs a target (what the audit line names)")
+
 
 def _ns(field: str) -> Callable[[Any], str]:
     def get(req: Any) -> str:
@@ -93,6 +99,23 @@ def _by_token(permission: Permission) -> Rule:
 def _admin_of(field: str) -> Rule:
     get = _ns(field)
     return Rule(Scope.NAMESPACE, Permission.ADMIN, get, audit=True, target=lambda r: f"namespace/{get(r)}")
+
+
+def _workflow(r: Any) -> str:
+    return f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"
+
+
+def _schedule(r: Any) -> str:
+    return f"schedule/{r.namespace}/{r.schedule_id}"
+
+
+def _deployment(r: Any) -> str:
+    return f"deployment/{r.namespace}/{r.deployment_name}"
+
+
+def _audited(permission: Permission, target: Callable[[Any], str]) -> Rule:
+    """A NAMESPACE-scoped rule (``namespace`` field) whose calls are audited, naming ``target``."""
+    return Rule(Scope.NAMESPACE, permission, _ns("namespace"), audit=True, target=target)
 
 
 def command_namespaces(req: Any) -> set[str]:
@@ -130,27 +153,25 @@ POLICY: dict[str, Rule] = {
     "SignalWithStartWorkflowExecution": _in_ns(WRITE, "start.namespace"),
     "SignalWorkflowExecution": _in_ns(WRITE),
     "UpdateWorkflowExecution": _in_ns(WRITE),
-    "RequestCancelWorkflowExecution": _in_ns(WRITE),
-    "TerminateWorkflowExecution": _in_ns(WRITE),
+    # ending a run: audited (ids and reason; never the details payload)
+    "RequestCancelWorkflowExecution": _audited(WRITE, _workflow),
+    "TerminateWorkflowExecution": _audited(WRITE, _workflow),
     # a repair that ends a run and makes another: audited like an admin action
-    "ResetWorkflowExecution": Rule(Scope.NAMESPACE, WRITE, _ns("namespace"), audit=True,
-                                   target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
-    # schedules (docs/SECURITY.md: writer for changes, reader to look)
-    "CreateSchedule": _in_ns(WRITE),
-    "UpdateSchedule": _in_ns(WRITE),
-    "PatchSchedule": _in_ns(WRITE),
-    "DeleteSchedule": _in_ns(WRITE),
+    "ResetWorkflowExecution": _audited(WRITE, _workflow),
+    # schedules (docs/SECURITY.md: writer for changes, reader to look); changes (trigger, backfill, pause
+    # included) are audited
+    "CreateSchedule": _audited(WRITE, _schedule),
+    "UpdateSchedule": _audited(WRITE, _schedule),
+    "PatchSchedule": _audited(WRITE, _schedule),
+    "DeleteSchedule": _audited(WRITE, _schedule),
     "DescribeSchedule": _in_ns(READ),
     "ListSchedules": _in_ns(READ),
     # worker deployments: reader to look; routing and overrides decide which code runs: the namespace admin's
     "DescribeWorkerDeployment": _in_ns(READ),
     "ListWorkerDeployments": _in_ns(READ),
-    "SetWorkerDeploymentCurrentVersion": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
-                                              target=lambda r: f"deployment/{r.namespace}/{r.deployment_name}"),
-    "SetWorkerDeploymentRampingVersion": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
-                                              target=lambda r: f"deployment/{r.namespace}/{r.deployment_name}"),
-    "UpdateWorkflowExecutionOptions": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
-                                           target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
+    "SetWorkerDeploymentCurrentVersion": _audited(Permission.ADMIN, _deployment),
+    "SetWorkerDeploymentRampingVersion": _audited(Permission.ADMIN, _deployment),
+    "UpdateWorkflowExecutionOptions": _audited(Permission.ADMIN, _workflow),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),
