@@ -210,8 +210,12 @@ async def test_a_replayed_forwarded_call_is_recorded_once(member: ClusterNode, p
             namespace="default", workflow_execution=ex, signal_name="s", request_id=uuid.uuid4().hex))
         await r.twice("RequestCancelWorkflowExecution", svc.RequestCancelWorkflowExecutionRequest(
             namespace="default", workflow_execution=ex, request_id=uuid.uuid4().hex))
+        # a signal sent without a request id (raw gRPC; the SDK always sets one) has nothing to
+        # de-duplicate it by: its replay is recorded again, as a client's own retry would be
+        await r.twice("SignalWorkflowExecution", svc.SignalWorkflowExecutionRequest(
+            namespace="default", workflow_execution=ex, signal_name="no-id"))
         events = await history(member, pki, wid)
-        assert events.count("WorkflowExecutionSignaled") == 1, events
+        assert events.count("WorkflowExecutionSignaled") == 3, events
         assert events.count("WorkflowExecutionCancelRequested") == 1, events
         first, second = await r.twice("TerminateWorkflowExecution", svc.TerminateWorkflowExecutionRequest(
             namespace="default", workflow_execution=ex, reason="once"))
