@@ -153,7 +153,8 @@ NAME, TEXT, URI, TOKEN, FREE, PERCENT = _name, _text, _uri, _token, _free, _perc
 _NAMES = ("namespace", "name", "workflow_id", "run_id", "workflow_type", "task_queue", "request_id", "identity",
           "signal_name", "query_type", "update_id", "activity_id", "activity_type", "timer_id", "marker_name",
           "worker_task_queue", "sticky_task_queue", "owner_email", "update_mask", "non_retryable_error_types", "id",
-          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule", "deployment_name", "build_id", "paths")
+          "schedule_id", "time_zone_name", "cron_expressions", "cron_schedule", "deployment_name", "build_id", "paths",
+          "job_id")
 _DURATIONS = ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "workflow_start_delay_ms",
               "schedule_to_close_timeout_ms", "schedule_to_start_timeout_ms", "start_to_close_timeout_ms",
               "heartbeat_timeout_ms", "start_to_fire_timeout_ms", "initial_interval_ms", "maximum_interval_ms",
@@ -163,7 +164,7 @@ _DURATIONS = ("execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "work
 RULES: dict[str, Check] = {
     **{n: NAME for n in _NAMES},
     **{n: DURATION for n in _DURATIONS},
-    "description": TEXT, "reason": TEXT, "error_message": TEXT, "query": TEXT,
+    "description": TEXT, "reason": TEXT, "error_message": TEXT, "query": TEXT, "visibility_query": TEXT,
     "notes": TEXT, "pause": TEXT, "unpause": TEXT,
     "archival_uri": URI,
     "task_token": TOKEN, "next_page_token": TOKEN, "conflict_token": TOKEN,

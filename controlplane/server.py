@@ -23,6 +23,7 @@ from spindle.controlplane._tls import ServerTLS, add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, AuthSettings, enable_audit_log
 from spindle.controlplane.clock import Clock
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.erasure import erasure_runner
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.namespaces import NamespaceRegistry
@@ -103,6 +104,8 @@ class ControlPlane:
         self.default_search_attributes = default_search_attributes
         #: grpc.health.v1 of ``serve``: SERVING while this process owns shards and its store answers.
         self.health = HealthReporter(lambda: len(self.engine.shards), store.list_namespaces)
+        #: Runs the erasure jobs (issue 26) from ``start`` to ``stop``.
+        self.erasure = erasure_runner(self.frontend.erasure_jobs, self.frontend, self.engine, store, self.namespaces)
 
     async def start(self) -> None:
         await self.store.open(self.config.num_shards)
@@ -110,9 +113,11 @@ class ControlPlane:
         if self.default_namespace:
             await self.namespaces.ensure(self.default_namespace, self.default_search_attributes)
         await self.engine.start()
+        self.erasure.start()
 
     async def stop(self) -> None:
         await self.health.stop()
+        await self.erasure.stop()
         await self.engine.stop()
         await self.store.close()
 

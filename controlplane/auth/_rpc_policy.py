@@ -172,6 +172,13 @@ POLICY: dict[str, Rule] = {
     "SetWorkerDeploymentCurrentVersion": _audited(Permission.ADMIN, _deployment),
     "SetWorkerDeploymentRampingVersion": _audited(Permission.ADMIN, _deployment),
     "UpdateWorkflowExecutionOptions": _audited(Permission.ADMIN, _workflow),
+    # erasure (issue 26): the namespace admin erases (audited: ids, query and reason, never data); readers look
+    "DeleteWorkflowExecution": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
+                                    target=lambda r: f"workflow/{r.namespace}/{r.workflow_execution.workflow_id}"),
+    "StartBatchOperation": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("namespace"), audit=True,
+                                target=lambda r: f"batch/{r.namespace}/{r.job_id}"),
+    "DescribeBatchOperation": _in_ns(READ),
+    "ListBatchOperations": _in_ns(READ),
     # workers
     "PollWorkflowTaskQueue": _in_ns(WORK),
     "PollActivityTaskQueue": _in_ns(WORK),

@@ -1,7 +1,7 @@
 """The frontend of a cluster member: routes each RPC to the member that can answer it.
 
 - RPCs about one workflow (start, signal, query, update, cancel, terminate,
-  describe, history) and task completions (their task token names the workflow)
+  describe, history, delete) and task completions (their task token names the workflow)
   run on the member that owns the workflow id's shard: locally, or forwarded over
   the internal RPC (retried while the shard moves between members).
 - Worker polls are fanned out. Matching is local to the member that owns the
@@ -50,6 +50,9 @@ _BY_WORKFLOW: dict[str, Any] = {
     "UpdateWorkflowExecutionOptions": lambda r: (r.namespace, r.workflow_execution.workflow_id),
     "DescribeWorkflowExecution": lambda r: (r.namespace, r.execution.workflow_id),
     "GetWorkflowExecutionHistory": lambda r: (r.namespace, r.execution.workflow_id),
+    "DeleteWorkflowExecution": lambda r: (r.namespace, r.workflow_execution.workflow_id),
+    # an erasure job runs on the owner of the shard its job id hashes to (controlplane/erasure)
+    "StartBatchOperation": lambda r: (r.namespace, r.job_id),
     # a schedule lives on the shard of its schedule id (hashed as a workflow id would be)
     "CreateSchedule": lambda r: (r.namespace, r.schedule_id),
     "UpdateSchedule": lambda r: (r.namespace, r.schedule_id),

@@ -28,6 +28,7 @@ from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse
 from spindle.controlplane._tls import add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock
+from spindle.controlplane.erasure import ErasureRunner, erasure_runner
 from spindle.controlplane.errors import AlreadyExists
 from spindle.controlplane.frontend import FrontendService
 from spindle.controlplane.history import HistoryEngine
@@ -126,6 +127,7 @@ class ClusterNode:
         #: Where peers reach this member (``internal.advertise``): what the membership row holds.
         self.internal_address = ""
         self._ns_refresh: asyncio.Task[None] | None = None
+        self.erasure: ErasureRunner | None = None
 
     async def start(self) -> None:
         """Open the store, bind the server, join the cluster (claims a share of the shards) and serve."""
@@ -159,6 +161,9 @@ class ClusterNode:
             frontend: Any = ClusterFrontend(self.inner, router, internal)
         else:
             frontend = self.inner
+        #: Runs the erasure jobs (issue 26) whose job id hashes to a shard this member owns.
+        self.erasure = erasure_runner(self.inner.erasure_jobs, frontend, self.engine, self.store, self.namespaces)
+        self.erasure.start()
         enable_audit_log()
         if not self.config.auth.enabled:
             warning = open_listener_warning(host, self.port)
@@ -229,6 +234,8 @@ class ClusterNode:
             self._ns_refresh.cancel()
         if self.leases is not None:
             await self.leases.stop(release=True)
+        if self.erasure is not None:
+            await self.erasure.stop()
         if self.server is not None:
             await self.server.stop(grace=1.0)
         if self.internal_server is not None:

@@ -18,7 +18,7 @@ same steps for every RPC:
 
 Adding an RPC: a row in :meth:`FrontendService.rpcs`, a handler in the module of its kind
 (``_namespace_calls``, ``_workflow_calls``, ``_visibility_calls``, ``_worker_calls``,
-``_schedule_calls``, ``_deployment_calls``), and its access rule in ``spindle.controlplane.auth._rpc_policy.POLICY``
+``_schedule_calls``, ``_deployment_calls``, ``_erasure_calls``), and its access rule in ``spindle.controlplane.auth._rpc_policy.POLICY``
 (the servicer refuses to start without one).
 """
 
@@ -34,11 +34,13 @@ from google.protobuf.message import Message
 from spindle.controlplane._field_rules import check_fields
 from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys
 from spindle.controlplane.config import ServerConfig
+from spindle.controlplane.erasure import ErasureJobs
 from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 
 from ._deployment_calls import DeploymentCalls
+from ._erasure_calls import ErasureCalls
 from ._namespace_calls import VERSION, NamespaceCalls
 from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
@@ -139,6 +141,9 @@ class FrontendService:
         self._worker_calls = WorkerCalls(config, engine, self.payloads)
         self._schedule_calls = ScheduleCalls(config, engine)
         self._deployment_calls = DeploymentCalls(engine, self._visibility_calls)
+        #: Erasure jobs (issue 26): the runner (``erasure.ErasureRunner``) the server starts runs them.
+        self.erasure_jobs = ErasureJobs(store, engine.clock)
+        self._erasure_calls = ErasureCalls(config, engine, self.erasure_jobs)
         table = self.rpcs()
         missing = set(RPC_NAMES) ^ set(table)
         if missing:
@@ -150,6 +155,7 @@ class FrontendService:
         """Every RPC of WorkflowService: how the pipeline treats it, and its handler."""
         system, wf, vis = self._namespace_calls, self._workflow_calls, self._visibility_calls
         work, sched, dep = self._worker_calls, self._schedule_calls, self._deployment_calls
+        erase = self._erasure_calls
         return {
             # system, namespaces, API keys (who may manage which key: auth._key_admin)
             "GetSystemInfo": Rpc(system.system_info),
@@ -199,6 +205,11 @@ class FrontendService:
             "SetWorkerDeploymentCurrentVersion": client_call(dep.set_current),
             "SetWorkerDeploymentRampingVersion": client_call(dep.set_ramping),
             "UpdateWorkflowExecutionOptions": client_call(dep.update_options),
+            # erasure (issue 26)
+            "DeleteWorkflowExecution": client_call(erase.delete),
+            "StartBatchOperation": client_call(erase.start_batch),
+            "DescribeBatchOperation": client_call(erase.describe_batch),
+            "ListBatchOperations": client_call(erase.list_batches),
         }
 
     def _poll_timeout(self, deadline: float | None) -> float:

@@ -45,6 +45,7 @@ from ._transfer_queue import TransferQueue
 from ._versioning import versioned_backlogs
 from .ops import activity_task, close, poll, workflow_task, workflow_task_completed
 from .ops import describe as describe_op
+from .ops import erase as erase_op
 from .ops import options as options_op
 from .ops import query as query_op
 from .ops import reset as reset_op
@@ -266,6 +267,10 @@ class HistoryEngine:
     def reset(self, ns: Namespace, req: svc.ResetWorkflowExecutionRequest) -> Awaitable[str]:
         """Reset a workflow to a WorkflowTaskCompleted event of one of its runs; the new run's id (see ``ops.reset``)."""
         return reset_op.reset(self.context, ns, req)
+
+    def erase(self, ns: Namespace, workflow_id: str, run_id: str, reason: str, identity: str) -> Awaitable[erase_op.Erased]:
+        """Erase one run for good, terminated first if running (``ops.erase``; a cluster member routes to the owner)."""
+        return erase_op.erase_run(self.context, ns, workflow_id, run_id, reason, identity)
 
     def describe(self, ns: Namespace, execution: pb.WorkflowExecution) -> Awaitable[svc.DescribeWorkflowExecutionResponse]:
         """Describe a run (see ``ops.describe``)."""

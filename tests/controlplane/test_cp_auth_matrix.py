@@ -82,6 +82,11 @@ NEEDS: dict[str, str] = {
     "SetWorkerDeploymentCurrentVersion": "admin",
     "SetWorkerDeploymentRampingVersion": "admin",
     "UpdateWorkflowExecutionOptions": "admin",
+    # erasure (issue 26): the namespace admin's; readers may watch the jobs
+    "DeleteWorkflowExecution": "admin",
+    "StartBatchOperation": "admin",
+    "DescribeBatchOperation": "reader",
+    "ListBatchOperations": "reader",
 }
 
 #: The ns-a roles that lack what each kind of RPC needs (roles are sets: a writer cannot poll).
@@ -104,7 +109,8 @@ WRITES = {"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "AddSearchAtt
           "TerminateWorkflowExecution", "RespondWorkflowTaskCompleted", "RespondWorkflowTaskFailed",
           "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "CreateApiKey", "RevokeApiKey",
           "CreateSchedule", "UpdateSchedule", "PatchSchedule", "DeleteSchedule", "SetWorkerDeploymentCurrentVersion",
-          "SetWorkerDeploymentRampingVersion", "UpdateWorkflowExecutionOptions"}
+          "SetWorkerDeploymentRampingVersion", "UpdateWorkflowExecutionOptions", "DeleteWorkflowExecution",
+          "StartBatchOperation"}
 
 A_WF = pb.WorkflowExecution(workflow_id="ns-a-wf")
 
@@ -198,6 +204,13 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
             workflow_execution_options=svc.WorkflowExecutionOptions(versioning_override=pb.VersioningOverride(
                 pinned=pb.VersioningOverride.PinnedOverride(version=pb.WorkerDeploymentVersion(
                     deployment_name="orders", build_id="evil"))))),
+        "DeleteWorkflowExecution": lambda: svc.DeleteWorkflowExecutionRequest(namespace="ns-a", workflow_execution=A_WF,
+                                                                              reason="evil"),
+        "StartBatchOperation": lambda: svc.StartBatchOperationRequest(
+            namespace="ns-a", job_id=f"evil-{uuid.uuid4().hex[:6]}", visibility_query="WorkflowId = 'ns-a-wf'",
+            reason="evil", deletion_operation=svc.BatchOperationDeletion(identity="evil")),
+        "DescribeBatchOperation": lambda: svc.DescribeBatchOperationRequest(namespace="ns-a", job_id="a-job"),
+        "ListBatchOperations": lambda: svc.ListBatchOperationsRequest(namespace="ns-a"),
     }
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import logging
 
+from collections.abc import Sequence
+
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane._log_format import run_fields
 from spindle.controlplane.archival import ObjectStoreError
@@ -25,6 +27,7 @@ from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.store import Mutation
 
 from .._context import HistoryContext
+from .._mutable_state import MutableState
 from .._shard import Shard
 from .._tasks import TM_RETENTION, Task
 from .._txn import Txn
@@ -83,31 +86,54 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
         if st is None:
             shard.timers.done(row_key)
             return
-        m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
-                     delete_execution=(t.namespace_id, t.workflow_id, t.run_id),
-                     visibility_delete=[(t.namespace_id, t.run_id)], timer_delete=[row_key])
-        await ctx.store.apply(m)  # a StoreError propagates: the timer loop retries it
-        cache.evict(st)
-        cache.forget_current(t.namespace_id, t.workflow_id, t.run_id)
-        # a visibility upsert still queued for this run must not bring its row back
-        shard.visibility = [v for v in shard.visibility if v.run_id != t.run_id]
+        # a StoreError propagates: the timer loop retries it
+        await delete_run(ctx, shard, t.namespace_id, t.workflow_id, t.run_id, st, timer_delete=[row_key])
     await _collect_blobs(ctx, t, blob_keys)
     log.info("retention: deleted %s/%s%s", t.workflow_id, t.run_id, f" (archived to {uri})" if uri else "",
              extra=run_fields(ns.name if ns is not None else "", t.workflow_id, t.run_id))
 
 
-async def _collect_blobs(ctx: HistoryContext, t: Task, keys: list[str]) -> None:
-    """Delete the run's large-payload blobs that no other run refers to (its rows went with the run).
+async def delete_run(ctx: HistoryContext, shard: Shard, namespace_id: str, workflow_id: str, run_id: str,
+                     st: MutableState | None, *, timer_delete: Sequence[tuple[int, int]] = ()) -> None:
+    """Delete a run for good in ONE mutation on its shard: its events, execution row, buffered events,
+    blob references, the current-run pointer if it still points at the run, its visibility row and
+    the timer rows ``timer_delete``; then forget it in memory (cached state, current run, a
+    visibility upsert still queued for it). Retention and erasure (``ops.erase``) both call this.
 
-    Runs share a blob when the server copied a reference (a child's input, a signal sent
-    by another workflow, continue-as-new): such a blob stays until its last run is deleted.
-    A failure here (or a crash before it) leaves a blob behind; nothing refers to it.
+    ``st`` is the run's loaded state, or None when the run is gone already (its visibility row is
+    still deleted: a row written again after a crash must not outlive the run). The caller holds
+    the workflow id's lock. Raises StoreError (nothing deleted).
+    """
+    m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
+                 delete_execution=(namespace_id, workflow_id, run_id) if st is not None else None,
+                 visibility_delete=[(namespace_id, run_id)], timer_delete=list(timer_delete))
+    await ctx.store.apply(m)
+    cache = ctx.cache
+    if st is not None:
+        cache.evict(st)
+    cache.forget_current(namespace_id, workflow_id, run_id)
+    # a visibility upsert still queued for this run must not bring its row back
+    shard.visibility = [v for v in shard.visibility if not (v.run_id == run_id and v.namespace_id == namespace_id)]
+
+
+async def delete_unreferenced_blobs(ctx: HistoryContext, namespace_id: str, keys: Sequence[str]) -> None:
+    """Delete the large-payload blobs of ``keys`` that no run refers to any more (a deleted run's rows
+    went with it). Runs share a blob when the server copied a reference (a child's input, a signal
+    sent by another workflow, continue-as-new): such a blob stays until its last run is deleted.
+
+    Raises ObjectStoreError / StoreError (some may be left; calling again with the same keys is safe).
     """
     blobs = ctx.archival.blobs
     if blobs is None or not keys:
         return
+    await blobs.delete_unreferenced(keys, namespace_id, ctx.store.blob_is_referenced)
+
+
+async def _collect_blobs(ctx: HistoryContext, t: Task, keys: list[str]) -> None:
+    """Retention's blob collection (``delete_unreferenced_blobs``): a failure here (or a crash before
+    it) leaves a blob behind; nothing refers to it."""
     try:
-        await blobs.delete_unreferenced(keys, t.namespace_id, ctx.store.blob_is_referenced)
+        await delete_unreferenced_blobs(ctx, t.namespace_id, keys)
     except Exception as e:  # noqa: BLE001 - the run is deleted; a leftover blob is only space
         log.warning("retention of %s/%s: its blobs could not all be deleted: %s", t.workflow_id, t.run_id, e,
                     extra=run_fields("", t.workflow_id, t.run_id))
@@ -121,4 +147,4 @@ def _retry_later(ctx: HistoryContext, shard: Shard, t: Task, err: BaseException)
     shard.timers.retry_at(t, t.fire_time_ms)
 
 
-__all__ = ["arm_retention", "retention_fired"]
+__all__ = ["arm_retention", "delete_run", "delete_unreferenced_blobs", "retention_fired"]

@@ -1,0 +1,138 @@
+"""DeleteWorkflowExecution (issue 26): one run deleted for good, everything of it, nothing else.
+
+A closed run; a running run (terminated first, its tasks in matching dropped when polled); a run
+with an offloaded large payload (its blob deleted, a blob another run shares kept); a run that
+does not exist (OK, twice in a row too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from _erasure_world import NS, QUEUE, World, big, erasure_world, payloads
+from waiting import until
+
+from spindle.api import messages_pb2 as pb
+from spindle.api import service_pb2 as svc
+
+TABLES = ("executions", "events", "buffered_events", "current_executions", "visibility", "blob_refs")
+
+
+def assert_gone(w: World, wid: str, rid: str) -> None:
+    """No table holds a row of the run, and the process caches nothing of it."""
+    for table in TABLES:
+        assert w.rows(table, rid) == [], f"{table} still holds rows of run {rid}"
+    ns_id = w.cp.namespaces.get(NS).id
+    assert w.cp.engine.cache.get((ns_id, wid, rid)) is None
+
+
+async def test_a_closed_run_is_gone_and_another_run_untouched(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path) as w:
+        gone = await w.start("order-1", "c-42")
+        kept = await w.start("order-2", "c-7")
+        await w.complete_next()
+        await w.complete_next()
+        await until(lambda: w.rows("visibility", gone) and w.rows("visibility", gone)[0][4] == 2, timeout=10)
+        kept_history = await w.history("order-2")
+        await w.delete("order-1", gone)
+        assert await w.history("order-1", gone) == grpc.StatusCode.NOT_FOUND
+        assert await w.history("order-1") == grpc.StatusCode.NOT_FOUND  # no current-run pointer left
+        assert gone not in await w.listed()
+        assert_gone(w, "order-1", gone)
+        assert await w.history("order-2") == kept_history
+        assert kept in await w.listed()
+        # erasing again (a client's retry) answers OK and changes nothing
+        await w.delete("order-1", gone)
+        assert await w.history("order-2") == kept_history
+
+
+async def test_a_running_run_is_terminated_first_and_its_tasks_are_dropped(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path, long_poll_timeout=1.0) as w:
+        rid = await w.start("running-1", "c-42")  # its first workflow task waits in matching
+        await until(lambda: w.rows("visibility", rid), timeout=10)
+        await w.delete("running-1")  # run_id "" = the current run
+        assert await w.history("running-1", rid) == grpc.StatusCode.NOT_FOUND
+        assert_gone(w, "running-1", rid)
+        # the workflow task that was waiting is dropped when polled: the poll gets nothing, no error
+        task = await w.stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(
+            namespace=NS, task_queue=QUEUE, identity="w"), timeout=5)
+        assert not task.task_token
+        # the workflow id is free again
+        again = await w.start("running-1", "c-42")
+        assert again != rid
+        assert await w.complete_next() == "running-1"
+
+
+async def test_an_activity_task_of_an_erased_run_is_dropped_when_polled(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path, long_poll_timeout=1.0) as w:
+        rid = await w.start("act-1")
+        await w.complete_next([pb.Command(
+            command_type=pb.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+            schedule_activity_task_command_attributes=pb.ScheduleActivityTaskCommandAttributes(
+                activity_id="a", activity_type="Charge", task_queue=QUEUE, start_to_close_timeout_ms=60_000,
+                schedule_to_close_timeout_ms=60_000))])
+        await w.delete("act-1", rid)
+        task = await w.stub.PollActivityTaskQueue(svc.PollActivityTaskQueueRequest(
+            namespace=NS, task_queue=QUEUE, identity="w"), timeout=5)
+        assert not task.task_token
+        assert_gone(w, "act-1", rid)
+
+
+async def test_large_payload_blobs_are_deleted_and_a_shared_blob_is_kept(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path) as w:
+        alone = await w.start("big-1", "c-42", big("alone"))
+        await w.complete_next()
+        own_blobs = {r[3] for r in w.rows("blob_refs", alone)}
+        assert own_blobs, "the large input was not offloaded"
+        # a parent whose child gets its large input: the child's start copies the reference (one shared blob)
+        parent = await w.start("parent-1", "c-42")
+        await w.complete_next([pb.Command(
+            command_type=pb.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
+            start_child_workflow_execution_command_attributes=pb.StartChildWorkflowExecutionCommandAttributes(
+                workflow_id="child-1", workflow_type="Child", input=payloads(big("shared"))))])
+        child_rid = ""
+
+        async def child_started() -> bool:
+            nonlocal child_rid
+            try:
+                d = await w.stub.DescribeWorkflowExecution(svc.DescribeWorkflowExecutionRequest(
+                    namespace=NS, execution=pb.WorkflowExecution(workflow_id="child-1")), timeout=5)
+            except grpc.aio.AioRpcError:
+                return False
+            child_rid = d.workflow_execution_info.execution.run_id
+            return True
+
+        await until(child_started, timeout=10)
+        parent_blobs = {r[3] for r in w.rows("blob_refs", parent)}
+        child_blobs = {r[3] for r in w.rows("blob_refs", child_rid)}
+        shared = parent_blobs & child_blobs
+        assert shared, (parent_blobs, child_blobs)
+        before = w.blobs()
+
+        await w.delete("big-1", alone)
+        after = w.blobs()
+        assert not any(k.endswith(b.rpartition("/")[2]) for k in after for b in own_blobs)
+        assert len(before) - len(after) == len(own_blobs)
+
+        await w.delete("parent-1", parent)  # the child still refers to the shared blob: kept
+        assert w.blobs() == after
+        assert await w.history("child-1", child_rid) != grpc.StatusCode.NOT_FOUND
+
+        await w.delete("child-1", child_rid)  # its last run gone: the blob goes
+        assert not any(k.endswith(b.rpartition("/")[2]) for k in w.blobs() for b in shared)
+
+
+async def test_a_missing_run_is_ok(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path) as w:
+        await w.delete("never-was")
+        await w.delete("never-was", "6c0a5a43-4f7e-4f39-a3c1-5b2a5d6b0e11")
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await w.stub.DeleteWorkflowExecution(svc.DeleteWorkflowExecutionRequest(namespace=NS), timeout=10)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "workflow_id" in (e.value.details() or "")
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await w.stub.DeleteWorkflowExecution(svc.DeleteWorkflowExecutionRequest(
+                namespace="nope", workflow_execution=pb.WorkflowExecution(workflow_id="x")), timeout=10)
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
