@@ -1,9 +1,11 @@
-"""``spindle workflow start|signal|query|result|cancel|terminate|reset|update-options|describe|show|list``.
+"""``spindle workflow start|signal|query|result|cancel|terminate|reset|update-options|delete|delete-status|describe|
+show|list``.
 
 Every verb takes the connection flags (``--address``, ``--namespace``, ``--api-key``, TLS)
 and ``--codec MODULE:FACTORY`` (see :mod:`spindle.cli._connection`). ``signal``, ``cancel``,
 ``terminate``, ``reset`` and ``update-options`` act on one execution (``--workflow-id``) or on
-every one a ``--query`` matches (:mod:`spindle.cli._batch`).
+every one a ``--query`` matches (:mod:`spindle.cli._batch`). ``delete`` erases one run or, with
+``--query``, starts a server-side erasure job (:mod:`spindle.cli._erasure`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import click
 from spindle.cli import new_group
 from spindle.cli._batch import batch_options, dispatch, reset_options, reset_single
 from spindle.cli._connection import Connection, client_options
+from spindle.cli._erasure import check_delete, delete_body, delete_options, status_body
 from spindle.cli._output import OK, out, out_json, warn
 from spindle.cli._values import duration_arg, json_arg
 from spindle.cli._versioning import override_options, override_single, parse_override, versioning_dict
@@ -26,8 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["group"]
 
-group = new_group("workflow", "start, signal, query, result, cancel, terminate, reset, update-options, describe, "
-                              "show and list executions")
+group = new_group("workflow", "start, signal, query, result, cancel, terminate, reset, update-options, delete "
+                              "(erase), describe, show and list executions")
 
 Body = Callable[[dict[str, Any], "Client"], Awaitable[int]]
 
@@ -192,6 +195,28 @@ def reset(conn: Connection, **params: Any) -> int:
 def update_options(conn: Connection, **params: Any) -> int:
     parse_override(params)  # exactly one of the three flags, before anything is sent
     return _run(conn, dispatch("set_versioning_override", override_single), params)
+
+
+# ---------------------------------------------------------------------- delete (erasure)
+@group.command("delete", short_help="erase one run, or every execution a --query selects, for good",
+               help="erase for good (docs/ERASURE.md): --workflow-id deletes one run (terminated first if running); "
+                    "--query starts a server job erasing every execution the query selects, live and archived, and "
+                    "shows its progress (--dry-run only counts; --yes skips the confirmation; --no-wait returns the "
+                    "job id). Needs the namespace's admin role")
+@client_options()
+@delete_options
+def delete(conn: Connection, **params: Any) -> int:
+    check_delete(params)  # before anything is sent
+    return _run(conn, delete_body, params)
+
+
+@group.command("delete-status", help="progress of an erasure job (--job-id; --wait follows it until it is done), or "
+                                     "every batch job of the namespace")
+@client_options()
+@click.option("--job-id", default=None, help="the job (default: list every job)")
+@click.option("--wait", is_flag=True, help="describe it every second until it is done")
+def delete_status(conn: Connection, **params: Any) -> int:
+    return _run(conn, status_body, params)
 
 
 # ---------------------------------------------------------------------- describe, show, list

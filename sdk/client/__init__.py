@@ -17,6 +17,7 @@ from spindle.client._api_keys import ApiKey
 from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._batch import BatchOperationSummary
 from spindle.client._client import Client
+from spindle.client._erasure import BatchOperationDescription, BatchOperationState, ErasureCount, ErasureJob
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._raw_description import PendingActivityState
 from spindle.client._reset import ResetType
@@ -58,6 +59,10 @@ from spindle.exceptions import (
 
 __all__ = [
     "BatchOperationSummary",
+    "BatchOperationDescription",
+    "BatchOperationState",
+    "ErasureCount",
+    "ErasureJob",
     "History",
     "HistoryEvent",
     "WorkflowHistory",

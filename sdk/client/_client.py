@@ -19,19 +19,14 @@ from google.protobuf.message import Message
 from spindle._interceptors.client import Interceptor
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle.client import _api_keys, _batch, _connection, _namespaces, _schedule, _visibility
-from spindle.client._api_keys import ApiKey
+from spindle.client import _api_keys, _batch, _connection, _erasure, _namespaces, _schedule, _tls, _visibility
 from spindle.client._async_activity import AsyncActivityHandle
-from spindle.client._batch import BatchOperationSummary
 from spindle.client._client_codecs import ClientCodecs
 from spindle.client._impl import check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._reset import ResetType
 from spindle.client._rpc import call_rpc, history_page
-from spindle.client._schedule import ScheduleAsyncIterator, ScheduleHandle
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
-from spindle.client._tls import TLSConfig
-from spindle.client._visibility import WorkflowExecutionAsyncIterator
 from spindle.client._workflow_description import WorkflowExecutionDescription
 from spindle.client._workflow_handle import WorkflowHandle, existing_handle
 from spindle.client._workflow_service import WorkflowService
@@ -74,7 +69,7 @@ class Client:
     @classmethod
     async def connect(cls, target_host: str, *, namespace: str = "default", data_converter: DataConverter | None = None,
                       codecs: Sequence[PayloadCodec] = (), identity: str | None = None, api_key: str | None = None,
-                      tls: bool | TLSConfig | None = None, interceptors: Sequence[Interceptor] = ()) -> Client:
+                      tls: bool | _tls.TLSConfig | None = None, interceptors: Sequence[Interceptor] = ()) -> Client:
         """Connect to ``target_host`` (Temporal's parameter name: ``Client.connect(**{"target_host": ...})`` works).
 
         Args:
@@ -235,7 +230,7 @@ class Client:
                                         workflow=workflow)
 
     def list_workflows(self, query: str = "", *, limit: int | None = None, page_size: int = 1000,
-                       next_page_token: bytes | None = None) -> WorkflowExecutionAsyncIterator:
+                       next_page_token: bytes | None = None) -> _visibility.WorkflowExecutionAsyncIterator:
         """Iterate over the executions matching a visibility ``query``: ``async for wf in client.list_workflows(q)``.
 
         Reads one page at a time, ``page_size`` rows a call, and stops after ``limit`` rows (None: all);
@@ -294,7 +289,7 @@ class Client:
         return AsyncActivityHandle(self, task_token)
 
     async def batch_terminate(self, query: str, *, reason: str = "", rps: float | None = None,
-                              batch_id: str | None = None) -> BatchOperationSummary:
+                              batch_id: str | None = None) -> _batch.BatchOperationSummary:
         """Terminate every execution ``query`` matches (docs/RESET.md); what all four ``batch_*`` share is said here.
 
         The matching executions are all read first (acting on them does not move the query's pages), then acted on
@@ -318,12 +313,12 @@ class Client:
         return await _batch.batch(self, "terminate", query, reason=reason, rps=rps, batch_id=batch_id)
 
     async def batch_cancel(self, query: str, *, reason: str = "", rps: float | None = None,
-                           batch_id: str | None = None) -> BatchOperationSummary:
+                           batch_id: str | None = None) -> _batch.BatchOperationSummary:
         """Request cancellation of every execution ``query`` matches; Args, Returns, Raises: :meth:`batch_terminate`."""
         return await _batch.batch(self, "cancel", query, reason=reason, rps=rps, batch_id=batch_id)
 
     async def batch_signal(self, query: str, signal: Any, *args: Any, rps: float | None = None,
-                           batch_id: str | None = None) -> BatchOperationSummary:
+                           batch_id: str | None = None) -> _batch.BatchOperationSummary:
         """Signal every execution ``query`` matches with ``signal`` (its name or method) and ``args``.
 
         Each signal carries a request id derived from the batch id and the run, so a re-run of the batch does not
@@ -335,7 +330,7 @@ class Client:
 
     async def batch_reset(self, query: str, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
                           reapply_signals: bool = True, rps: float | None = None,
-                          batch_id: str | None = None) -> BatchOperationSummary:
+                          batch_id: str | None = None) -> _batch.BatchOperationSummary:
         """Reset every execution ``query`` matches to its first or last completed workflow task.
 
         ``type``, ``reason`` and ``reapply_signals`` are :meth:`WorkflowHandle.reset`'s. A reset acts once per
@@ -348,16 +343,21 @@ class Client:
 
     async def batch_set_versioning_override(self, query: str, override: VersioningOverride | None, *,
                                             rps: float | None = None, batch_id: str | None = None
-                                            ) -> BatchOperationSummary:
+                                            ) -> _batch.BatchOperationSummary:
         """Set (None: remove) the versioning override of every execution ``query`` matches, as
         :meth:`WorkflowHandle.set_versioning_override` does for one. Args, Returns, Raises: :meth:`batch_terminate`;
         also TypeError for an ``override`` that is neither a VersioningOverride nor None."""
         return await _batch.batch(self, "set_versioning_override", query, override=override, rps=rps, batch_id=batch_id)
 
+    delete_workflow = _erasure.delete_workflow  # erasure (docs/ERASURE.md): documented in spindle.client._erasure
+    count_erasure = _erasure.count_erasure
+    start_erasure = _erasure.start_erasure
+    list_batch_operations = _erasure.list_batch_operations
+
     async def create_schedule(self, id: str, schedule: Schedule, *, trigger_immediately: bool = False,
                               backfill: Sequence[ScheduleBackfill] = (), memo: Mapping[str, Any] | None = None,
                               search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None
-                              ) -> ScheduleHandle:
+                              ) -> _schedule.ScheduleHandle:
         """Create a schedule and return its handle (docs/SCHEDULES.md; Temporal's ``create_schedule``).
 
         The schedule lives in the control plane: from now on it starts, at each due time, the workflow
@@ -380,12 +380,12 @@ class Client:
         return await _schedule.create_schedule(self, id, schedule, trigger_immediately=trigger_immediately,
                                                backfill=backfill, memo=memo, search_attributes=search_attributes)
 
-    def get_schedule_handle(self, id: str) -> ScheduleHandle:
+    def get_schedule_handle(self, id: str) -> _schedule.ScheduleHandle:
         """A handle to the schedule ``id`` (no call is made; a missing schedule fails the handle's calls)."""
-        return ScheduleHandle(self, id)
+        return _schedule.ScheduleHandle(self, id)
 
     def list_schedules(self, query: str | None = None, *, page_size: int = 100,
-                       next_page_token: bytes | None = None) -> ScheduleAsyncIterator:
+                       next_page_token: bytes | None = None) -> _schedule.ScheduleAsyncIterator:
         """The namespace's schedules by id: ``async for entry in client.list_schedules(): ...``.
 
         Yields :class:`~spindle.client.ScheduleListEntry` objects (``id``, ``paused``, ``note``, ``workflow_type``,
@@ -468,7 +468,7 @@ class Client:
         await _namespaces.add_search_attributes(self, search_attributes)
 
     async def create_api_key(self, name: str, *, grants: Mapping[str, str] | None = None, system_admin: bool = False,
-                             expires: datetime.timedelta | datetime.datetime | None = None) -> ApiKey:
+                             expires: datetime.timedelta | datetime.datetime | None = None) -> _api_keys.ApiKey:
         """Create an API key. The returned :class:`ApiKey` carries its ``secret``: the only time it is shown.
 
         Args:
@@ -485,7 +485,7 @@ class Client:
         """
         return await _api_keys.create_api_key(self, name, grants=grants, system_admin=system_admin, expires=expires)
 
-    async def list_api_keys(self) -> list[ApiKey]:
+    async def list_api_keys(self) -> list[_api_keys.ApiKey]:
         """The keys the caller may manage (a system_admin: all), revoked and expired ones included, by id."""
         return await _api_keys.list_api_keys(self)
 

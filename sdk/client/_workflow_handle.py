@@ -29,6 +29,7 @@ from spindle.client._definitions import (
     handler_name_and_hint,
     workflow_name_and_hint,
 )
+from spindle.client._erasure import DeleteClient, delete_workflow
 from spindle.client._reset import ResetClient, ResetType, reset_workflow
 from spindle.client._rpc import duration_ms
 from spindle.client._update import UpdateClient, WorkflowUpdateHandle, WorkflowUpdateStage
@@ -312,6 +313,16 @@ class WorkflowHandle(Generic[R]):
             details=client.data_converter.to_payloads(details), identity=client.identity)
         await client._encode(req)
         await client._rpc("TerminateWorkflowExecution", req)
+
+    async def delete(self, *, reason: str) -> None:
+        """Erase this run for good (without a run id: the workflow id's current run), as ``client.delete_workflow``.
+
+        Raises:
+            RPCError, ValueError: as :func:`spindle.client._erasure.delete_workflow`.
+        """
+        execution = self._execution()
+        client = cast(DeleteClient, self._client)  # the Client, whose _rpc also takes retry= (WorkflowClient omits it)
+        await delete_workflow(client, execution.workflow_id, execution.run_id or None, reason=reason)
 
     async def reset(self, event_id: int | None = None, *, type: ResetType = ResetType.LAST_WORKFLOW_TASK, reason: str = "",
                     reapply_signals: bool = True, request_id: str | None = None) -> str:
