@@ -24,7 +24,7 @@ from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import ServiceError
 from spindle.controlplane.frontend import RPC_NAMES, FrontendService
 from spindle.controlplane.namespaces import DEV_SEARCH_ATTRIBUTES
-from spindle.controlplane.server import ControlPlane, FileLock, LockedError
+from spindle.controlplane.server import ControlPlane, FileLock, LockedError, create_private_db_file
 from spindle.controlplane.store.sqlite import SqliteStore
 
 __all__ = ["Clock", "EmbeddedControlPlane", "EmbeddedStub", "LockedError", "ServerConfig", "VirtualClock", "WrongEventLoopError",
@@ -94,6 +94,8 @@ async def start(path: str, *, clock: Clock | None = None, config: ServerConfig |
                 namespace: str = "default", dev_search_attributes: bool = False) -> EmbeddedControlPlane:
     """Start a control plane on ``path`` (a SQLite file, or ":memory:") in this process.
 
+    A new file is created with mode 600 (only this user may read the histories it holds).
+
     ``namespace`` is created if missing; with ``dev_search_attributes`` it also gets the search
     attributes Temporal's dev server registers (``CustomKeywordField``, ``CustomIntField``, ...:
     ``spindle.controlplane.namespaces.DEV_SEARCH_ATTRIBUTES``), as ``spindle server start-dev`` does.
@@ -108,6 +110,7 @@ async def start(path: str, *, clock: Clock | None = None, config: ServerConfig |
         lock.acquire()
     try:
         cfg = config or ServerConfig()
+        create_private_db_file(path)  # mode 600: the file holds every payload
         cp = ControlPlane(SqliteStore(path, max_batch=cfg.max_commit_batch), cfg, clock, default_namespace=namespace,
                           default_search_attributes=DEV_SEARCH_ATTRIBUTES if dev_search_attributes else None)
         await cp.start()

@@ -34,6 +34,23 @@ class LockedError(RuntimeError):
     """Another process holds the database file."""
 
 
+def create_private_db_file(path: str) -> None:
+    """Create the SQLite file ``path`` empty with mode 600 if it does not exist yet.
+
+    The file holds every payload, history and the store-kept task-token key; created by SQLite
+    under the usual umask it would be readable by every user of the machine (644). SQLite gives
+    its ``-wal`` and ``-shm`` files the mode of the database file. An existing file keeps the mode
+    its owner chose; ``:memory:`` has no file.
+    """
+    if path == ":memory:":
+        return
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class FileLock:
     """An exclusive lock on ``PATH.lock`` so that one process at a time serves a SQLite file."""
 
@@ -213,6 +230,7 @@ async def _run_dev(db: str, cfg: ServerConfig, *, ip: str, port: int, namespaces
     except LockedError as e:
         raise DevServerError(str(e)) from None
     metrics = ServerMetrics() if metrics_port is not None else None
+    create_private_db_file(db)
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
                       default_search_attributes=DEV_SEARCH_ATTRIBUTES,
                       auth=AuthSettings(mode="api_keys" if auth else "none"), metrics=metrics)

@@ -97,3 +97,35 @@ def test_the_probe_sees_a_listening_socket() -> None:
         s.listen()
         assert len(listening_sockets() - before) == 1
     assert listening_sockets() == before
+
+
+async def test_a_new_database_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """The SQLite file holds every payload and history: before the fix it was created 644 (umask 022)."""
+    old = os.umask(0o022)
+    try:
+        client = await Client.connect(f"embedded:{tmp_path / 'nb.db'}")
+        try:
+            await client.list_namespaces()
+            modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir() if not p.name.endswith(".lock")}
+        finally:
+            await client.close()
+    finally:
+        os.umask(old)
+    assert modes and modes["nb.db"] == 0o600, modes
+    assert all(mode == 0o600 for mode in modes.values()), modes  # -wal and -shm follow the database file
+    existing = tmp_path / "mine.db"
+    existing.touch(mode=0o640)  # an existing file keeps the mode its owner chose
+    existing.chmod(0o640)
+    client = await Client.connect(f"embedded:{existing}")
+    await client.close()
+    assert existing.stat().st_mode & 0o777 == 0o640
+
+
+def test_start_dev_creates_its_database_readable_by_its_owner_only(tmp_path: Path) -> None:
+    from spindle_procs import DevServer
+
+    server = DevServer(tmp_path / "dev.db").start()
+    try:
+        assert (tmp_path / "dev.db").stat().st_mode & 0o777 == 0o600
+    finally:
+        server.stop()
