@@ -22,7 +22,7 @@ from ._resource_rules import (
 from ._uri_roots import archival_uri_problem
 from .config import ServerConfig
 from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
-from .store import ConditionFailedError, NamespaceRow, Store
+from .store import ApiKeyRow, ConditionFailedError, NamespaceRow, Store
 
 # The rules (patterns, built-in names, type names) are shared with the Terraform provider: _resource_rules.
 NAME_RE = NAMESPACE_NAME_RE
@@ -299,9 +299,15 @@ class NamespaceRegistry:
         self._cache(new)
         return new
 
-    async def delete(self, name: str) -> None:
+    async def delete(self, name: str, *, now_ms: int | None = None) -> list[ApiKeyRow]:
+        """Delete the namespace, and with it (one store transaction) every API-key grant on it.
+
+        Keys left with no grant (not system_admin ones) are revoked at ``now_ms`` (default:
+        the wall clock). Returns the keys as changed: the caller refreshes its key cache.
+        """
         ns = self.get(name, "name")
         await self.store.delete_deployments(ns.id)
-        await self.store.delete_namespace(name)
+        changed = await self.store.delete_namespace(name, int(time.time() * 1000) if now_ms is None else now_ms)
         self._by_name.pop(ns.name, None)
         self._by_id.pop(ns.id, None)
+        return changed

@@ -12,7 +12,9 @@ the request. Order, and why:
    verified first (a forged one is INVALID_ARGUMENT) to learn its namespace.
 3. The grant (and, for a workflow task's commands that act on other namespaces,
    ``writer`` on each of them). A principal without the role gets PERMISSION_DENIED naming the role and
-   the namespace. Nothing about the target (does the namespace or the workflow exist?)
+   the namespace. A key whose worker grant is confined to task queues (``_task_queues``)
+   gets PERMISSION_DENIED for a poll of, or an answer to a task of, another queue (the
+   answer's queue is the one signed into its task token). Nothing about the target (does the namespace or the workflow exist?)
    has been looked up, so neither error tells anything about it.
 
 With ``mode: none`` every caller is :data:`ANONYMOUS` (a system_admin) and credentials
@@ -32,13 +34,14 @@ from ._principal import ANONYMOUS, Principal
 from ._roles import ROLE_FOR, Permission
 from ._rpc_policy import Rule, Scope, rule_for
 from ._settings import AuthSettings, normalize_subject
+from ._task_queues import check_worker_call
 
 
 class TokenVerifier(Protocol):
     """Verifies a task token (``spindle.controlplane.history._tokens.TaskTokens``)."""
 
     def verify(self, raw: bytes) -> Any:
-        """The token (with ``namespace_id``); raises ValueError for a forged or malformed one."""
+        """The token (with ``namespace_id`` and ``task_queue``); raises ValueError for a forged or malformed one."""
         ...
 
 
@@ -119,9 +122,11 @@ class Authorizer:
             return  # (a forged task token is still refused, by the frontend)
         if rule.scope is Scope.SYSTEM_ADMIN:
             raise PermissionDenied(f"{rpc} requires system_admin (principal {principal} is not one)")
-        namespace = await self._namespace(rule, request)
+        namespace, token_queue = await self._namespace(rule, request)
         assert rule.permission is not None
         self._require(rpc, principal, rule.permission, namespace)
+        if rule.permission is Permission.WORK:
+            check_worker_call(rpc, principal, namespace, request, token_queue)
         for other in sorted(rule.acts_on(request) - {namespace}) if rule.acts_on is not None else ():
             self._require(rpc, principal, Permission.WRITE, other, " (its commands act on that namespace)")
 
@@ -141,13 +146,14 @@ class Authorizer:
         await self.authorize(rpc, request, principal)
         return principal
 
-    async def _namespace(self, rule: Rule, request: Any) -> str:
+    async def _namespace(self, rule: Rule, request: Any) -> tuple[str, str | None]:
+        """The call's namespace, and for an answer by task token the task queue signed into it."""
         if rule.scope is Scope.TASK_TOKEN:
             return await self._token_namespace(request)
         assert rule.namespace is not None
-        return rule.namespace(request)
+        return rule.namespace(request), None
 
-    async def _token_namespace(self, request: Any) -> str:
+    async def _token_namespace(self, request: Any) -> tuple[str, str]:
         try:
             tok = self.tokens.verify(request.task_token)
         except ValueError as e:
@@ -158,7 +164,7 @@ class Authorizer:
             ns = self.namespaces.by_id(tok.namespace_id)
         if ns is None:
             raise NotFound("task_token: its namespace no longer exists")
-        return ns.name
+        return ns.name, str(getattr(tok, "task_queue", ""))
 
 
 __all__ = ["Authorizer", "NO_CREDENTIALS", "TokenVerifier"]

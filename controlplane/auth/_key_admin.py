@@ -13,6 +13,7 @@ import re
 
 from spindle.api import service_pb2 as svc
 from spindle.controlplane._resource_rules import API_KEY_NAME_MAX_LENGTH
+from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.errors import InvalidArgument, NotFound, PermissionDenied
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import ApiKeyRow
@@ -20,10 +21,12 @@ from spindle.controlplane.store import ApiKeyRow
 from ._keys import ApiKeys, grants_of
 from ._principal import Principal
 from ._roles import Role, parse_role
+from ._task_queues import check_task_queues, parse_task_queues
 
 #: Longest key name, characters.
 MAX_NAME = API_KEY_NAME_MAX_LENGTH  # shared with the Terraform provider: _resource_rules
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+DEFAULT_MAX_ID_LENGTH = ServerConfig.max_id_length
 
 
 def key_info(row: ApiKeyRow) -> svc.ApiKeyInfo:
@@ -31,7 +34,9 @@ def key_info(row: ApiKeyRow) -> svc.ApiKeyInfo:
     return svc.ApiKeyInfo(id=row.key_id, name=row.name, grants={ns: r.value for ns, r in grants_of(row).items()},
                           system_admin=row.system_admin, create_time_ms=row.create_time_ms,
                           expire_time_ms=row.expire_time_ms, revoke_time_ms=row.revoke_time_ms,
-                          created_by=row.created_by)
+                          created_by=row.created_by,
+                          task_queues={ns: svc.ApiKeyTaskQueues(names=sorted(q))
+                                       for ns, q in parse_task_queues(row.task_queues).items()})
 
 
 def _may_manage(principal: Principal | None, grants: dict[str, Role], system_admin: bool) -> bool:
@@ -51,9 +56,11 @@ def _require_some_admin(principal: Principal | None, action: str) -> None:
 class ApiKeyAdmin:
     """Serves the API-key RPCs over an :class:`ApiKeys` and the namespace registry."""
 
-    def __init__(self, keys: ApiKeys, namespaces: NamespaceRegistry) -> None:
+    def __init__(self, keys: ApiKeys, namespaces: NamespaceRegistry, *, max_id_length: int = DEFAULT_MAX_ID_LENGTH
+                 ) -> None:
         self.keys = keys
         self.namespaces = namespaces
+        self.max_id_length = max_id_length  # of task queue names (the server's ``max_id_length``)
 
     async def create(self, req: svc.CreateApiKeyRequest, principal: Principal | None) -> svc.CreateApiKeyResponse:
         _require_some_admin(principal, "CreateApiKey")
@@ -72,6 +79,11 @@ class ApiKeyAdmin:
                 raise InvalidArgument(str(e)) from None
         if not grants and not req.system_admin:
             raise InvalidArgument("grants: a key needs at least one grant {namespace: role}, or system_admin")
+        try:
+            task_queues = check_task_queues({ns: list(q.names) for ns, q in req.task_queues.items()}, grants,
+                                            req.system_admin, self.max_id_length)
+        except ValueError as e:
+            raise InvalidArgument(str(e)) from None
         if not _may_manage(principal, grants, req.system_admin):
             assert principal is not None
             if req.system_admin:
@@ -86,7 +98,8 @@ class ApiKeyAdmin:
                 if not self._exists(ns):
                     raise InvalidArgument(f"grants[{ns!r}]: namespace {ns!r} does not exist")
         row, secret = await self.keys.create(name, grants, system_admin=req.system_admin, ttl_ms=req.ttl_ms,
-                                             created_by=str(principal) if principal is not None else "in-process")
+                                             created_by=str(principal) if principal is not None else "in-process",
+                                             task_queues=task_queues)
         return svc.CreateApiKeyResponse(key=key_info(row), secret=secret)
 
     def _exists(self, name: str) -> bool:

@@ -37,7 +37,7 @@ import secrets
 import time
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from spindle.controlplane.errors import Unauthenticated, Unavailable
@@ -45,6 +45,7 @@ from spindle.controlplane.store import ApiKeyRow, ConditionFailedError, ServerSe
 
 from ._principal import Principal
 from ._roles import Role
+from ._task_queues import encode_task_queues, parse_task_queues
 
 PREFIX = "spk_"
 PEPPER_NAME = "api_key_pepper"
@@ -89,8 +90,9 @@ def grants_of(row: ApiKeyRow) -> dict[str, Role]:
 
 
 def principal_of(row: ApiKeyRow) -> Principal:
-    """The principal a key stands for."""
-    return Principal(id=f"key:{row.key_id}", name=row.name, grants=grants_of(row), system_admin=row.system_admin)
+    """The principal a key stands for (its grants, and the task queues its worker grants are confined to)."""
+    return Principal(id=f"key:{row.key_id}", name=row.name, grants=grants_of(row), system_admin=row.system_admin,
+                     task_queues=parse_task_queues(row.task_queues))
 
 
 def _wall_ms() -> int:
@@ -176,10 +178,13 @@ class ApiKeys:
 
     # ------------------------------------------------------------------ management
     async def create(self, name: str, grants: Mapping[str, Role], *, system_admin: bool = False, ttl_ms: int = 0,
-                     created_by: str = "", secret: ParsedSecret | None = None) -> tuple[ApiKeyRow, str]:
+                     created_by: str = "", secret: ParsedSecret | None = None,
+                     task_queues: Mapping[str, Sequence[str]] | None = None) -> tuple[ApiKeyRow, str]:
         """Store a new key; returns its row and its secret (the only time the secret exists outside the caller).
 
         ``secret`` gives the secret instead of generating one (the bootstrap key of the config).
+        ``task_queues`` confines worker grants to task queues (checked by the caller:
+        ``_task_queues.check_task_queues``).
 
         Raises:
             ConditionFailedError: a key with this id exists.
@@ -189,7 +194,7 @@ class ApiKeys:
         row = ApiKeyRow(key_id=parsed.key_id, name=name, secret_hash=hash_secret(await self.pepper(), parsed),
                         grants=json.dumps({ns: r.value for ns, r in sorted(grants.items())}),
                         system_admin=system_admin, create_time_ms=now, expire_time_ms=now + ttl_ms if ttl_ms else 0,
-                        created_by=created_by)
+                        created_by=created_by, task_queues=encode_task_queues(task_queues or {}))
         await self.store.create_api_key(row)
         self._remember(row.key_id, row)
         return row, format_secret(parsed)
@@ -212,6 +217,14 @@ class ApiKeys:
         if row is not None:
             self._remember(key_id, row)
         return row
+
+    def refresh(self, rows: Iterable[ApiKeyRow]) -> None:
+        """Keys changed in the store by someone else (a namespace delete took grants away): trusted as they are now.
+
+        Only this process's cache; other members see the change within ``cache_ttl``.
+        """
+        for row in rows:
+            self._remember(row.key_id, row)
 
     async def ensure(self, secret: str, name: str, *, created_by: str) -> tuple[ApiKeyRow, bool]:
         """Make sure the system_admin key ``secret`` exists (the configured bootstrap key). Returns (row, created).

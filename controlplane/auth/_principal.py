@@ -28,12 +28,15 @@ class Principal:
         name: for people (the key's name, the certificate's subject).
         grants: role per namespace name.
         system_admin: may do anything, on every namespace, and create namespaces.
+        task_queues: namespace -> the task queues the worker grant there is confined to
+            (``_task_queues``); a namespace missing here: every task queue.
     """
 
     id: str
     name: str
     grants: Mapping[str, Role] = field(default_factory=dict)
     system_admin: bool = False
+    task_queues: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def role_in(self, namespace: str) -> Role | None:
         """The role this principal holds on ``namespace`` (None: no grant)."""

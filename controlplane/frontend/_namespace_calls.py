@@ -93,7 +93,8 @@ class NamespaceCalls:
                 except (NotFound, FailedPrecondition):
                     pass
             running = await self.store.count_running(ns.id)
-        await self.namespaces.delete(req.name)
+        changed_keys = await self.namespaces.delete(req.name)  # its grants went in the same transaction
+        self.key_admin.keys.refresh(changed_keys)  # at once here; other members within auth.key_cache_ttl
         self.rate_limiter.forget(ns.id)
         await self._delete_blobs(ns)
         return svc.DeleteNamespaceResponse(terminated_executions=terminated)

@@ -68,11 +68,16 @@ class TaskToken:
     scheduled_event_id: int
     attempt: int
     nonce: str = ""
+    #: The task's queue (the run's normal queue for workflow and query tasks; the activity's
+    #: queue): what a key confined to task queues may answer (``auth._task_queues``). '' in
+    #: tokens signed before tokens carried it.
+    task_queue: str = ""
 
     def payload(self) -> bytes:
         """The signed content (compact JSON)."""
         return json.dumps(
-            [self.kind, self.namespace_id, self.workflow_id, self.run_id, self.scheduled_event_id, self.attempt, self.nonce],
+            [self.kind, self.namespace_id, self.workflow_id, self.run_id, self.scheduled_event_id, self.attempt, self.nonce,
+             self.task_queue],
             separators=(",", ":"),
         ).encode()
 
@@ -80,10 +85,11 @@ class TaskToken:
     def from_payload(cls, raw: bytes) -> "TaskToken":
         """Parse the signed content; BadTokenError if it is not a token's."""
         try:
-            k, ns, wid, rid, sid, att, nonce = json.loads(raw)
-            if k not in (WORKFLOW, ACTIVITY, QUERY):
+            fields = json.loads(raw)
+            k, ns, wid, rid, sid, att, nonce, *rest = fields  # rest: [task_queue], absent in older tokens
+            if k not in (WORKFLOW, ACTIVITY, QUERY) or len(rest) > 1:
                 raise ValueError(k)
-            return cls(str(k), str(ns), str(wid), str(rid), int(sid), int(att), str(nonce))
+            return cls(str(k), str(ns), str(wid), str(rid), int(sid), int(att), str(nonce), str(rest[0]) if rest else "")
         except Exception as e:  # noqa: BLE001 - any malformed token is the same error
             raise BadTokenError("task_token: malformed task token") from e
 

@@ -76,7 +76,13 @@ class Store(abc.ABC):
         """Replace under an optimistic version check (ConditionFailedError)."""
 
     @abc.abstractmethod
-    async def delete_namespace(self, name: str) -> None: ...
+    async def delete_namespace(self, name: str, now_ms: int) -> list[ApiKeyRow]:
+        """Delete the namespace row and, in the same transaction, every API-key grant on it.
+
+        Each key holding a grant or task queues on ``name`` loses them
+        (:meth:`ApiKeyRow.without_namespace`); one left with no grant that is not
+        ``system_admin`` is revoked at ``now_ms``. Returns the keys as changed.
+        """
 
     # -- API keys and server secrets (spindle.controlplane.auth, history._tokens) ------
     @abc.abstractmethod

@@ -9,7 +9,9 @@ whole mutation is fenced by its shard's ``range_id``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+
+from dataclasses import dataclass, field, replace
 
 
 class StoreError(Exception):
@@ -200,8 +202,10 @@ class Mutation:
 class ApiKeyRow:
     """An API key as stored: never the secret, only its keyed hash (``spindle.controlplane.auth._keys``).
 
-    ``grants`` is JSON ``{namespace name: role}``. Times are epoch milliseconds; 0 means
-    never (``expire_time_ms``) or not revoked (``revoke_time_ms``).
+    ``grants`` is JSON ``{namespace name: role}``. ``task_queues`` is JSON ``{namespace
+    name: [task queue, ...]}``, the task queues the key's worker grant on that namespace is
+    confined to; '' (or a namespace missing from it) means every task queue. Times are
+    epoch milliseconds; 0 means never (``expire_time_ms``) or not revoked (``revoke_time_ms``).
     """
 
     key_id: str
@@ -213,6 +217,24 @@ class ApiKeyRow:
     expire_time_ms: int = 0
     revoke_time_ms: int = 0
     created_by: str = ""
+    task_queues: str = ""
+
+    def without_namespace(self, namespace: str, now_ms: int) -> ApiKeyRow | None:
+        """This key once ``namespace`` is deleted (None: it has nothing there, unchanged).
+
+        The grant and the task queues on ``namespace`` go; a key left with no grant that is
+        not ``system_admin`` is revoked at ``now_ms`` (an earlier revocation is kept).
+        Both stores apply it in the transaction that deletes the namespace.
+        """
+        grants = json.loads(self.grants or "{}")
+        queues = json.loads(self.task_queues or "{}")
+        if namespace not in grants and namespace not in queues:
+            return None
+        grants.pop(namespace, None)
+        queues.pop(namespace, None)
+        revoked = self.revoke_time_ms or (now_ms if not grants and not self.system_admin else 0)
+        return replace(self, grants=json.dumps(grants, sort_keys=True),
+                       task_queues=json.dumps(queues, sort_keys=True) if queues else "", revoke_time_ms=revoked)
 
 
 @dataclass

@@ -19,7 +19,7 @@ EXEC_COLUMNS = ("ShardId", "NamespaceId", "WorkflowId", "RunId", "Status", "Next
 CURRENT_COLUMNS = ("NamespaceId", "WorkflowId", "RunId", "Status", "StartRequestId")
 NAMESPACE_COLUMNS = ("Id", "Name", "Data", "State", "Version")
 API_KEY_COLUMNS = ("KeyId", "Name", "SecretHash", "Grants", "SystemAdmin", "CreateTimeMs", "ExpireTimeMs", "RevokeTimeMs",
-                   "CreatedBy")
+                   "CreatedBy", "TaskQueues")
 VIS_COLUMNS = ("namespace_id", "workflow_id", "run_id", "workflow_type", "status", "task_queue", "start_time_ms",
                "close_time_ms", "execution_duration_ms", "history_length", "search_attributes", "memo",
                "parent_workflow_id", "parent_run_id")
@@ -91,16 +91,16 @@ def vis_from_row(r: list[Any]) -> VisibilityRow:
 
 def api_key_from_row(r: list[Any]) -> ApiKeyRow:
     """An ``ApiKeyRow`` from the values of ``API_KEY_COLUMNS``."""
-    kid, name, secret_hash, grants, system_admin, created, expires, revoked, created_by = r
+    kid, name, secret_hash, grants, system_admin, created, expires, revoked, created_by, task_queues = r
     return ApiKeyRow(key_id=kid, name=name, secret_hash=dec(secret_hash), grants=grants, system_admin=bool(system_admin),
                      create_time_ms=int(created), expire_time_ms=int(expires), revoke_time_ms=int(revoked),
-                     created_by=created_by)
+                     created_by=created_by, task_queues=task_queues or "")
 
 
 def api_key_values(row: ApiKeyRow) -> list[Any]:
     """The values of ``API_KEY_COLUMNS`` for ``row``."""
     return [row.key_id, row.name, enc(row.secret_hash), row.grants, row.system_admin, row.create_time_ms,
-            row.expire_time_ms, row.revoke_time_ms, row.created_by]
+            row.expire_time_ms, row.revoke_time_ms, row.created_by, row.task_queues or None]
 
 
 __all__ = ["API_KEY_COLUMNS", "CURRENT_COLUMNS", "EXEC_COLUMNS", "NAMESPACE_COLUMNS", "VIS_COLUMNS", "api_key_from_row",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -60,10 +62,22 @@ class SpannerNamespaces:
 
         await self._txn(run)
 
-    async def delete_namespace(self, name: str) -> None:
+    async def delete_namespace(self, name: str, now_ms: int) -> list[ApiKeyRow]:
         from google.cloud.spanner_v1 import KeySet
 
-        await self._txn(lambda txn: txn.delete("Namespaces", KeySet(keys=[[name]])))
+        def run(txn: Any) -> list[ApiKeyRow]:
+            quoted = json.dumps(name)  # only keys whose JSON names it can hold a grant or task queues on it
+            rows = [list(r) for r in txn.execute_sql(
+                f"SELECT {', '.join(API_KEY_COLUMNS)} FROM ApiKeys WHERE STRPOS(Grants, @q) > 0 "
+                "OR STRPOS(IFNULL(TaskQueues, ''), @q) > 0", params={"q": quoted})]
+            changed = [c for c in (api_key_from_row(r).without_namespace(name, now_ms) for r in rows) if c is not None]
+            txn.delete("Namespaces", KeySet(keys=[[name]]))
+            if changed:
+                txn.update("ApiKeys", ["KeyId", "Grants", "TaskQueues", "RevokeTimeMs"],
+                           [[c.key_id, c.grants, c.task_queues or None, c.revoke_time_ms] for c in changed])
+            return changed
+
+        return await self._txn(run)
 
     async def create_api_key(self, row: ApiKeyRow) -> None:
         from google.cloud.spanner_v1 import KeySet

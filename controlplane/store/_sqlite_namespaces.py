@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from collections.abc import Sequence
@@ -55,15 +56,26 @@ class SqliteNamespaces:
 
         await self._writer.write(run)
 
-    async def delete_namespace(self, name: str) -> None:
-        await self._writer.write(lambda c: c.execute("DELETE FROM namespaces WHERE name=?", (name,)))
+    async def delete_namespace(self, name: str, now_ms: int) -> list[ApiKeyRow]:
+        def run(conn: sqlite3.Connection) -> list[ApiKeyRow]:
+            conn.execute("DELETE FROM namespaces WHERE name=?", (name,))
+            quoted = json.dumps(name)  # only keys whose JSON names it can hold a grant or task queues on it
+            rows = conn.execute(f"SELECT {API_KEY_COLUMNS} FROM api_keys WHERE instr(grants, ?) > 0 "
+                                "OR instr(task_queues, ?) > 0", (quoted, quoted)).fetchall()
+            changed = [c for c in (_api_key(r).without_namespace(name, now_ms) for r in rows) if c is not None]
+            conn.executemany("UPDATE api_keys SET grants=?, task_queues=?, revoke_time_ms=? WHERE key_id=?",
+                             [(c.grants, c.task_queues, c.revoke_time_ms, c.key_id) for c in changed])
+            return changed
+
+        return await self._writer.write(run)
 
     async def create_api_key(self, row: ApiKeyRow) -> None:
         def run(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute(f"INSERT INTO api_keys ({API_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                conn.execute(f"INSERT INTO api_keys ({API_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                              (row.key_id, row.name, row.secret_hash, row.grants, int(row.system_admin),
-                              row.create_time_ms, row.expire_time_ms, row.revoke_time_ms, row.created_by))
+                              row.create_time_ms, row.expire_time_ms, row.revoke_time_ms, row.created_by,
+                              row.task_queues))
             except sqlite3.IntegrityError as e:
                 raise ConditionFailedError(f"API key {row.key_id!r} already exists") from e
 
@@ -106,7 +118,8 @@ class SqliteNamespaces:
 
 def _api_key(r: Sequence[Any]) -> ApiKeyRow:
     return ApiKeyRow(key_id=r[0], name=r[1], secret_hash=bytes(r[2]), grants=r[3], system_admin=bool(r[4]),
-                     create_time_ms=int(r[5]), expire_time_ms=int(r[6]), revoke_time_ms=int(r[7]), created_by=r[8])
+                     create_time_ms=int(r[5]), expire_time_ms=int(r[6]), revoke_time_ms=int(r[7]), created_by=r[8],
+                     task_queues=r[9] or "")
 
 
 __all__ = ["SqliteNamespaces"]

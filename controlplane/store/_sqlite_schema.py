@@ -163,7 +163,7 @@ class txn:
 
 
 API_KEY_COLUMNS = ("key_id, name, secret_hash, grants, system_admin, create_time_ms, expire_time_ms, revoke_time_ms, "
-                   "created_by")
+                   "created_by, task_queues")
 
 
 __all__ = ["API_KEY_COLUMNS", "EXEC_COLUMNS", "SCHEMA", "SCHEMA_VERSION", "VIS_COLUMNS", "connect", "ensure_sa_indexes",

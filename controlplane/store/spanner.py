@@ -279,8 +279,8 @@ class SpannerStore(Store):
     def update_namespace(self, row: NamespaceRow, expected_version: int) -> Co[None]:
         return self._namespaces.update_namespace(row, expected_version)
 
-    def delete_namespace(self, name: str) -> Co[None]:
-        return self._namespaces.delete_namespace(name)
+    def delete_namespace(self, name: str, now_ms: int) -> Co[list[ApiKeyRow]]:
+        return self._namespaces.delete_namespace(name, now_ms)
 
     def create_api_key(self, row: ApiKeyRow) -> Co[None]:
         return self._namespaces.create_api_key(row)

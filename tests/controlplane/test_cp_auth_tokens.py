@@ -49,8 +49,10 @@ def forged_like_the_issue(w: World) -> bytes:
 def tampered(token: bytes, w: World) -> dict[str, bytes]:
     version, kid, payload, mac = token.split(b".")
     body = json.loads(base64.urlsafe_b64decode(payload + b"=" * (-len(payload) % 4)))
-    assert body == json.loads(forged_like_the_issue(w))  # the signed content is public; only the MAC is not
-    next_attempt = base64.urlsafe_b64encode(json.dumps(body[:5] + [2, ""], separators=(",", ":")).encode()).rstrip(b"=")
+    # the signed content is public (and names the task queue, issue 26); only the MAC is not
+    assert body == json.loads(forged_like_the_issue(w)) + ["qa"]
+    next_attempt = base64.urlsafe_b64encode(json.dumps(body[:5] + [2] + body[6:], separators=(",", ":")).encode()
+                                            ).rstrip(b"=")
     return {
         "the issue's token": forged_like_the_issue(w),
         "the issue's values under a made-up key id": b".".join([version, b"k9", payload, mac]),

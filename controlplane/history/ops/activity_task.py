@@ -60,7 +60,8 @@ def start(ctx: HistoryContext, st: MutableState, info: ActivityInfo, identity: s
             add_start_timer(ctx, st, t, m, txn)
             info.timers[sub] = t
     ctx.outstanding.add(run_key(st), activity_task_key(info.scheduled_event_id, info.attempt), OUT_ACTIVITY)
-    tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt)
+    tok = TaskToken(ACTIVITY, st.namespace_id, st.workflow_id, st.run_id, info.scheduled_event_id, info.attempt,
+                    task_queue=info.task_queue)
     resp = svc.PollActivityTaskQueueResponse(
         task_token=ctx.tokens.encode(tok), workflow_namespace=st.namespace, workflow_type=st.workflow_type,
         workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),

@@ -63,7 +63,7 @@ def build_query_task(ctx: HistoryContext, st: MutableState, pq: PendingQuery) ->
     if st.running and upto:
         # include the completion event of that task so the worker sees its commands' results
         events = st.events[: upto + 1]
-    tok = TaskToken(QUERY, st.namespace_id, st.workflow_id, st.run_id, 0, 0, pq.id)
+    tok = TaskToken(QUERY, st.namespace_id, st.workflow_id, st.run_id, 0, 0, pq.id, st.task_queue)
     return svc.PollWorkflowTaskQueueResponse(
         task_token=ctx.tokens.encode(tok), workflow_execution=pb.WorkflowExecution(workflow_id=st.workflow_id, run_id=st.run_id),
         workflow_type=st.workflow_type, previous_started_event_id=upto, started_event_id=upto,

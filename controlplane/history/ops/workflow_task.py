@@ -134,7 +134,8 @@ def start(ctx: HistoryContext, st: MutableState, wt: WorkflowTaskInfo, identity:
         keep = fitting_suffix(events, budget, may_hold_refs=st.may_hold_blob_refs)
         if keep < len(events):
             events = events[len(events) - keep:]
-    tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce)
+    tok = TaskToken(WORKFLOW, st.namespace_id, st.workflow_id, st.run_id, wt.scheduled_event_id, wt.attempt, wt.nonce,
+                    st.task_queue)
     ctx.outstanding.add(run_key(st), workflow_task_key(wt.nonce), OUT_WORKFLOW)
     return svc.PollWorkflowTaskQueueResponse(
         task_token=ctx.tokens.encode(tok),

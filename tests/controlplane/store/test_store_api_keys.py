@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from spindle.controlplane.store import ApiKeyRow, ConditionFailedError, ServerSecret, Store
+from spindle.controlplane.store import ApiKeyRow, ConditionFailedError, NamespaceRow, ServerSecret, Store
 
 
 def key(key_id: str, **kw: object) -> ApiKeyRow:
@@ -26,6 +27,43 @@ async def test_api_keys_round_trip_binary_safe(store: Store) -> None:
     assert await store.get_api_key("b2") == b
     assert await store.get_api_key("nope") is None
     assert await store.list_api_keys() == [a, b]  # ordered by id
+
+
+async def test_task_queues_round_trip_and_default_to_none(store: Store) -> None:
+    confined = key("c1", grants='{"orders": "worker", "billing": "worker"}',
+                   task_queues='{"billing": ["invoices"], "orders": ["orders-eu", "orders-us"]}')
+    await store.create_api_key(confined)
+    await store.create_api_key(key("u1"))
+    assert await store.get_api_key("c1") == confined
+    unconfined = await store.get_api_key("u1")
+    assert unconfined is not None and unconfined.task_queues == ""  # no confinement: every task queue
+    assert [k.task_queues for k in await store.list_api_keys()] == [confined.task_queues, ""]
+
+
+async def test_deleting_a_namespace_removes_its_grants_and_revokes_keys_left_with_none(store: Store) -> None:
+    """Issue 26, finding 6: in the namespace delete's own transaction."""
+    await store.create_namespace(NamespaceRow("id-o", "orders", "{}"))
+    await store.create_namespace(NamespaceRow("id-b", "billing", "{}"))
+    await store.create_api_key(key("only", grants='{"orders": "writer"}'))
+    await store.create_api_key(key("two", grants='{"billing": "reader", "orders": "worker"}',
+                                   task_queues='{"orders": ["q1"]}'))
+    await store.create_api_key(key("root", grants='{"orders": "admin"}', system_admin=True))
+    await store.create_api_key(key("old", grants='{"orders": "reader"}', revoke_time_ms=77))
+    await store.create_api_key(key("other", grants='{"billing": "writer", "orders-2": "reader"}',
+                                   task_queues='{"orders-2": ["x"]}'))
+    changed = await store.delete_namespace("orders", 5000)
+    assert await store.get_namespace("orders") is None
+    assert sorted(c.key_id for c in changed) == ["old", "only", "root", "two"]
+    after = {k.key_id: k for k in await store.list_api_keys()}
+    assert {c.key_id: c for c in changed} == {k: after[k] for k in ("old", "only", "root", "two")}
+    assert json.loads(after["only"].grants) == {} and after["only"].revoke_time_ms == 5000
+    assert json.loads(after["two"].grants) == {"billing": "reader"} and after["two"].task_queues == ""
+    assert after["two"].revoke_time_ms == 0
+    assert json.loads(after["root"].grants) == {} and after["root"].revoke_time_ms == 0  # system_admin stays
+    assert after["old"].revoke_time_ms == 77  # the first revocation time is kept
+    assert after["other"] == key("other", grants='{"billing": "writer", "orders-2": "reader"}',
+                                 task_queues='{"orders-2": ["x"]}')  # a namesake prefix is not the namespace
+    assert await store.delete_namespace("orders", 6000) == []  # nothing left to change
 
 
 async def test_creating_a_key_with_an_existing_id_fails_and_keeps_the_first(store: Store) -> None:

@@ -425,7 +425,7 @@ async def test_namespaces(store: Store) -> None:
     with pytest.raises(ConditionFailedError):
         await store.update_namespace(NamespaceRow("id-b", "beta", '{"d": 3}', "REGISTERED", 1), expected_version=0)
     assert (await store.get_namespace("beta")).data == '{"d": 2}'  # type: ignore[union-attr]
-    await store.delete_namespace("beta")
+    assert await store.delete_namespace("beta", 1) == []  # no key held a grant on it
     assert await store.get_namespace("beta") is None
     assert await store.get_namespace("nope") is None
 
