@@ -6,9 +6,12 @@ collide on a series. Recording is a method call on the hot path (a dict lookup a
 add); what can be read off the live state (backlog per task queue, shards owned) is
 computed only when ``/metrics`` is scraped.
 
-Labels are bounded: no workflow or run ids ever; task queues beyond
-``max_task_queue_labels`` distinct names (per process) are reported as ``"other"``;
-namespaces are the registered ones (a bounded set an operator creates).
+Labels are bounded: no workflow or run ids ever; a namespace's task queues beyond
+``max_task_queue_labels`` distinct names (``ServerConfig.metrics_task_queue_labels_per_namespace``)
+are reported as ``"other"``, so a worker polling invented queue names cannot blow up the
+metrics store nor take the labels of another namespace; namespaces are the registered ones
+(a bounded set an operator creates). Serving (and protecting) ``/metrics`` is
+:mod:`spindle.controlplane._metrics_http`.
 """
 
 from __future__ import annotations
@@ -19,18 +22,19 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spindle.api import messages_pb2 as pb
+from spindle.controlplane._metrics_http import MetricsAccess, serve_registry
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_QUERY, KIND_WORKFLOW
 from spindle.controlplane.store._model import ConditionFailedError, ShardOwnershipLostError, StoreUnavailableError
 
 __all__ = ["CLOSE_STATUS", "OTHER", "PERSISTENCE_ERROR_KINDS", "TIMED_STORE_OPERATIONS", "ServerMetrics",
            "instrument_store", "parse_listen", "serve_metrics"]
 
-#: The task_queue label of task queues beyond the cap.
+#: The task_queue label of a namespace's task queues beyond the cap.
 OTHER = "other"
 
 #: The ``status`` label of ``spindle_workflow_closed_total`` for each close event.
@@ -68,7 +72,7 @@ class _LiveState(Collector):
         for row in (m.backlog_source() if m.backlog_source is not None else ()):
             ns, tq, kind, n = row[:4]
             oldest = float(row[4]) if len(row) > 4 else 0.0  # a source without ages reports 0
-            key = (ns, m.task_queue_label(tq), _KIND_NAMES.get(kind, str(kind)))
+            key = (ns, m.task_queue_label(ns, tq), _KIND_NAMES.get(kind, str(kind)))
             sums[key] = sums.get(key, 0) + n
             ages[key] = max(ages.get(key, 0.0), oldest)
         for key, n in sorted(sums.items()):
@@ -83,7 +87,7 @@ class _LiveState(Collector):
             labels=["namespace", "task_queue", "kind", "version"])
         vsums: dict[tuple[str, str, str, str], int] = {}
         for ns, tq, kind, version, n in (m.versioned_backlog_source() if m.versioned_backlog_source else ()):
-            key4 = (ns, m.task_queue_label(tq), _KIND_NAMES.get(kind, str(kind)), version or "unversioned")
+            key4 = (ns, m.task_queue_label(ns, tq), _KIND_NAMES.get(kind, str(kind)), version or "unversioned")
             vsums[key4] = vsums.get(key4, 0) + n
         for key4, n in sorted(vsums.items()):
             by_version.add_metric(list(key4), n)
@@ -104,9 +108,9 @@ class ServerMetrics:
     def __init__(self, *, max_task_queue_labels: int = 100) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        #: Distinct task-queue names given their own label; the rest are ``"other"``.
+        #: Distinct task-queue names of one namespace given their own label; the rest are ``"other"``.
         self.max_task_queue_labels = max_task_queue_labels
-        self._task_queues: set[str] = set()
+        self._task_queues: dict[str, set[str]] = {}
         self._tq_lock = threading.Lock()
         self.rpc_requests = Counter("spindle_rpc_requests", "gRPC requests served, by method and status code",
                                     ["method", "code"], registry=r)
@@ -155,15 +159,21 @@ class ServerMetrics:
         self._ns_children: dict[tuple[Any, ...], Any] = {}
 
     # ------------------------------------------------------------------ recording (hot path)
-    def task_queue_label(self, name: str) -> str:
-        """``name`` itself for the first ``max_task_queue_labels`` distinct names seen, else ``"other"``."""
-        if name in self._task_queues:
+    def task_queue_label(self, namespace: str, name: str) -> str:
+        """The ``task_queue`` label of ``name`` in ``namespace``: the name itself for the first
+        ``max_task_queue_labels`` distinct names seen in that namespace, else ``"other"``.
+
+        The one place task-queue labels are made (every metric with a ``task_queue`` label uses it).
+        """
+        known = self._task_queues.get(namespace)
+        if known is not None and name in known:
             return name
         with self._tq_lock:
-            if name in self._task_queues:
+            known = self._task_queues.setdefault(namespace, set())
+            if name in known:
                 return name
-            if len(self._task_queues) < self.max_task_queue_labels:
-                self._task_queues.add(name)
+            if len(known) < self.max_task_queue_labels:
+                known.add(name)
                 return name
         return OTHER
 
@@ -237,17 +247,22 @@ def parse_listen(value: str, where: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[v6]:PORT`` too) as (host, port); ValueError naming ``where`` otherwise."""
     host, sep, port_s = str(value).rpartition(":")
     if not sep or not host or not port_s.isdigit() or not 0 <= int(port_s) <= 65535:
-        raise ValueError(f"{where}: {value!r} must be HOST:PORT (e.g. 0.0.0.0:9090), port 0-65535")
+        raise ValueError(f"{where}: {value!r} must be HOST:PORT (e.g. 127.0.0.1:9090), port 0-65535")
     return host.strip("[]"), int(port_s)
 
 
-def serve_metrics(metrics: ServerMetrics, host: str, port: int) -> tuple[Any, int]:
-    """Serve ``metrics`` at ``http://host:port/metrics`` (a daemon thread). Returns (server, bound port).
+def serve_metrics(metrics: ServerMetrics, host: str, port: int, access: MetricsAccess | None = None
+                  ) -> tuple[Any, int]:
+    """Serve ``metrics`` at ``http(s)://host:port/metrics`` (a daemon thread), readable as ``access`` says
+    (``spindle.controlplane._metrics_http``; None: anyone who reaches the port). Returns (server, bound port).
 
-    Stop with ``server.shutdown()``. Raises OSError if the address cannot be bound.
+    Stop with ``server.shutdown()``.
+
+    Raises:
+        OSError: the address cannot be bound.
+        MetricsAccessError: the token or TLS files of ``access`` do not load.
     """
-    server, thread = start_http_server(port, addr=host, registry=metrics.registry)
-    return server, server.server_address[1]
+    return serve_registry(metrics.registry, host, port, access)
 
 
 #: The ``kind`` label of ``spindle_persistence_errors_total``.

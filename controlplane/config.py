@@ -139,6 +139,10 @@ class ServerConfig:
     #: namespace that floods leaves room for the rest, and one that holds none gets a slot while
     #: any is free (``controlplane/_long_polls.py``). In (0, 1]; 1 = no per-namespace cap.
     long_poll_namespace_share: float = 0.5
+    #: Distinct task-queue names of one namespace that get their own ``task_queue`` label in the
+    #: server's metrics; a namespace's further task queues are reported as ``"other"``, so a worker
+    #: polling invented names cannot blow up the metrics store (docs/OBSERVABILITY.md).
+    metrics_task_queue_labels_per_namespace: int = 100
     #: Executions whose mutable state is kept in memory (LRU).
     execution_cache_size: int = 20_000
     #: Largest number of state changes written in one SQLite transaction (group commit).

@@ -19,6 +19,7 @@ from spindle.controlplane._grpc_service import GRPC_OPTIONS, add_to_server, make
 from spindle.controlplane._health import HealthReporter
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._metrics import ServerMetrics, instrument_store
+from spindle.controlplane._metrics_http import MetricsAccess, MetricsAccessError, exposure_warning
 from spindle.controlplane._tls import ServerTLS, add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, AuthSettings, enable_audit_log
 from spindle.controlplane.clock import Clock
@@ -197,27 +198,35 @@ def check_dev_tls(cert_file: str | None, key_file: str | None, client_ca_file: s
 def run_dev(db: str, config: ServerConfig, *, ip: str = "127.0.0.1", port: int = 7233, namespaces: tuple[str, ...] = (),
             log_level: str = "warning", log_format: str = "text", auth: bool = False, tls_cert_file: str | None = None,
             tls_key_file: str | None = None, tls_client_ca_file: str | None = None,
-            metrics_port: int | None = None) -> int:
+            metrics_port: int | None = None, metrics_token_file: str | None = None) -> int:
     """``spindle server start-dev``: serve the SQLite file ``db`` on ``ip:port`` until SIGINT/SIGTERM.
 
     The namespace 'default' (with the search attributes of Temporal's dev server) and
     ``namespaces`` are created at start. Prints the listening line (and, with ``auth``, the
-    generated admin key, once) on stdout. Returns the exit status.
+    generated admin key, once) on stdout. Returns the exit status. ``metrics_port`` serves
+    ``/metrics`` on ``ip``; ``metrics_token_file`` makes it ask for that bearer token.
 
     Raises:
         DevServerError: bad TLS files, the database is in use by another process, the store
-            cannot open, the address or the metrics port cannot be listened on.
+            cannot open, the address or the metrics port cannot be listened on, the metrics
+            token file cannot be read or is empty.
     """
     from spindle.controlplane._log_format import configure_logging
 
     tls = check_dev_tls(tls_cert_file, tls_key_file, tls_client_ca_file)  # refuse bad TLS flags before anything starts
+    access = MetricsAccess(bearer_token_file=metrics_token_file or "")
+    try:
+        access.token("--metrics-bearer-token-file")
+    except MetricsAccessError as e:
+        raise DevServerError(str(e)) from None
     configure_logging(log_level, log_format)
     return asyncio.run(_run_dev(os.path.abspath(db), config, ip=ip, port=port, namespaces=namespaces, auth=auth, tls=tls,
-                                metrics_port=metrics_port))
+                                metrics_port=metrics_port, metrics_access=access))
 
 
 async def _run_dev(db: str, cfg: ServerConfig, *, ip: str, port: int, namespaces: tuple[str, ...], auth: bool,
-                   tls: ServerTLS | None, metrics_port: int | None) -> int:
+                   tls: ServerTLS | None, metrics_port: int | None,
+                   metrics_access: MetricsAccess | None = None) -> int:
     from spindle.controlplane._gc import settle_after_start
     from spindle.controlplane._metrics import serve_metrics
     from spindle.controlplane.auth import open_listener_warning
@@ -229,7 +238,8 @@ async def _run_dev(db: str, cfg: ServerConfig, *, ip: str, port: int, namespaces
         lock.acquire()
     except LockedError as e:
         raise DevServerError(str(e)) from None
-    metrics = ServerMetrics() if metrics_port is not None else None
+    metrics = ServerMetrics(max_task_queue_labels=cfg.metrics_task_queue_labels_per_namespace,
+                            ) if metrics_port is not None else None
     create_private_db_file(db)
     cp = ControlPlane(SqliteStore(db, max_batch=cfg.max_commit_batch), cfg,
                       default_search_attributes=DEV_SEARCH_ATTRIBUTES,
@@ -249,10 +259,13 @@ async def _run_dev(db: str, cfg: ServerConfig, *, ip: str, port: int, namespaces
         metrics_note = ""
         if metrics is not None and metrics_port is not None:
             try:
-                metrics_server, mport = serve_metrics(metrics, ip, metrics_port)
+                metrics_server, mport = serve_metrics(metrics, ip, metrics_port, metrics_access)
             except OSError as e:
                 raise DevServerError(f"--metrics-port: cannot listen on {ip}:{metrics_port}: {e}") from None
             metrics_note = f", metrics at http://{ip}:{mport}/metrics"
+            exposed = exposure_warning(ip, mport, metrics_access)
+            if exposed:
+                print(f"spindle: {exposed}", file=sys.stderr, flush=True)
         settle_after_start()
         if auth:
             print(await _dev_admin_key(cp), flush=True)

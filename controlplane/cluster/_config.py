@@ -20,7 +20,10 @@ Example::
       listen: 0.0.0.0:7234
       advertise: 10.0.0.5:7234      # what peers dial (stored in the membership row)
       tls: {cert_file: member.crt, key_file: member.key, ca_file: cluster-ca.crt, server_name: spindle-member}
-    metrics: {listen: 0.0.0.0:9090}  # Prometheus metrics at http://HOST:PORT/metrics (the default; listen "": off)
+    metrics:                        # Prometheus metrics at http://HOST:PORT/metrics (listen "": off)
+      listen: 127.0.0.1:9090        # the default: this machine only
+      bearer_token_file: /run/secrets/metrics-token   # optional: scrapes must send Authorization: Bearer <token>
+      tls: {cert_file: metrics.crt, key_file: metrics.key, client_ca_file: scrapers-ca.crt}  # optional: HTTPS, mTLS
 
 ``auth:`` is required (secure by default): ``{mode: api_keys, ...}`` makes every call
 present an API key or a known client certificate; ``{mode: none}`` must be written out to
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from spindle.controlplane._metrics import parse_listen
+from spindle.controlplane._metrics_http import MetricsAccess, MetricsAccessError
 from spindle.controlplane._tls import MemberTLS, ServerTLS, TLSFileError
 from spindle.controlplane._uri_roots import archival_root_problem
 from spindle.controlplane.auth import AuthSettings, parse_auth_section
@@ -57,7 +61,7 @@ class ConfigError(ValueError):
 
 
 #: Where ``server start`` serves Prometheus metrics when the file has no ``metrics:`` section.
-DEFAULT_METRICS_LISTEN = "0.0.0.0:9090"
+DEFAULT_METRICS_LISTEN = "127.0.0.1:9090"
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,8 @@ class ClusterConfig:
     #: A configuration file without ``metrics:`` gets ``DEFAULT_METRICS_LISTEN`` (``server start`` serves
     #: metrics by default); code that builds a ``ClusterConfig`` itself (tests, embedding) gets none.
     metrics_listen: str = ""
+    #: Who may read ``/metrics`` (``metrics: {bearer_token_file, tls}``): ``spindle.controlplane._metrics_http``.
+    metrics_access: MetricsAccess = field(default_factory=MetricsAccess)
 
     def server_config(self) -> ServerConfig:
         """The control plane's tunables (``server:`` section, ``num_shards`` and the ``archival:`` URIs)."""
@@ -231,6 +237,32 @@ def _internal(raw: object, public_tls: ServerTLS | None) -> InternalConfig:
     return InternalConfig(listen=listen, advertise=advertise, tls=tls)
 
 
+def _metrics(raw: object) -> tuple[str, MetricsAccess]:
+    """``metrics: {listen, bearer_token_file, tls}``: where metrics are served and who may read them."""
+    if not isinstance(raw, dict) or set(raw) - {"listen", "bearer_token_file", "tls"}:
+        raise ConfigError("metrics: expected {listen: HOST:PORT, bearer_token_file: PATH, tls: {cert_file, key_file, "
+                          "client_ca_file}} (listen \"\" turns metrics off)")
+    listen = str(raw.get("listen", DEFAULT_METRICS_LISTEN) or "")
+    if listen:
+        try:
+            parse_listen(listen, "metrics.listen")
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+    token_file = raw.get("bearer_token_file") or ""
+    if not isinstance(token_file, str):
+        raise ConfigError(f"metrics.bearer_token_file: expected a file path (a string), got {token_file!r}")
+    tls = None
+    if raw.get("tls") is not None:
+        body = _mapping(raw["tls"], "metrics.tls", ("cert_file", "key_file"), ("client_ca_file",))
+        tls = ServerTLS(body["cert_file"], body["key_file"], body.get("client_ca_file"))
+    access = MetricsAccess(bearer_token_file=token_file, tls=tls)
+    try:
+        access.check("metrics")
+    except MetricsAccessError as e:
+        raise ConfigError(str(e)) from None
+    return listen, access
+
+
 def parse_config(data: object) -> ClusterConfig:
     """Validate a parsed YAML document."""
     if not isinstance(data, dict):
@@ -300,16 +332,9 @@ def parse_config(data: object) -> ClusterConfig:
                 "listener with mutual TLS, e.g. internal: {listen: 0.0.0.0:7234, advertise: HOST:7234, "
                 "tls: {cert_file, key_file, ca_file}} (see controlplane/cluster/README.md)")
         internal = _internal(data.get("internal"), public_tls)
-    metrics = data.get("metrics", {"listen": DEFAULT_METRICS_LISTEN})
-    if not isinstance(metrics, dict) or set(metrics) - {"listen"}:
-        raise ConfigError("metrics: expected {listen: HOST:PORT} (listen \"\" turns metrics off)")
-    metrics_listen = str(metrics.get("listen", DEFAULT_METRICS_LISTEN) or "")
-    if metrics_listen:
-        try:
-            parse_listen(metrics_listen, "metrics.listen")
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
+    metrics_listen, metrics_access = _metrics(data.get("metrics", {"listen": DEFAULT_METRICS_LISTEN}))
     cfg = ClusterConfig(store=store, num_shards=shards, listen=listen, metrics_listen=metrics_listen,
+                        metrics_access=metrics_access,
                         advertise=advertise, member_id=str(data.get("member_id", "")),
                         lease_ttl=ttl, lease_renew_interval=renew, namespaces=tuple(namespaces), server=dict(server),
                         archival=dict(archival), log_level=str(data.get("log_level", "warning")), auth=auth,

@@ -25,6 +25,7 @@ from spindle.controlplane._health import HealthReporter
 from spindle.controlplane._log_format import configure_logging
 from spindle.controlplane._long_polls import LongPollLimiter
 from spindle.controlplane._metrics import ServerMetrics, instrument_store, parse_listen, serve_metrics
+from spindle.controlplane._metrics_http import exposure_warning
 from spindle.controlplane._tls import add_port
 from spindle.controlplane.auth import ApiKeys, Authorizer, bootstrap_admin_key, enable_audit_log, open_listener_warning
 from spindle.controlplane.clock import Clock
@@ -97,7 +98,9 @@ class ClusterNode:
         # a routing change made on another member reaches this one's matching within a second
         self.engine.deployments.refresh_interval = 1.0
         #: The metrics this member records (``metrics.listen`` set), served at ``metrics_address``/metrics.
-        self.metrics = ServerMetrics() if config.metrics_listen else None
+        self.metrics = ServerMetrics(
+            max_task_queue_labels=self.server_config.metrics_task_queue_labels_per_namespace,
+        ) if config.metrics_listen else None
         if self.metrics is not None:
             instrument_store(self.store, self.metrics)
             self.engine.attach_metrics(self.metrics)
@@ -176,8 +179,12 @@ class ClusterNode:
         await self.health.add_to(self.server)  # NOT_SERVING until it owns shards and the store answers
         if self.metrics is not None:
             mhost, mport = parse_listen(self.config.metrics_listen, "metrics.listen")
-            self._metrics_http, bound = serve_metrics(self.metrics, mhost, mport)
+            self._metrics_http, bound = serve_metrics(self.metrics, mhost, mport, self.config.metrics_access)
             self.metrics_address = f"{mhost}:{bound}"
+            exposed = exposure_warning(mhost, bound, self.config.metrics_access)
+            if exposed:
+                log.warning("%s", exposed)
+                self.auth_notes.append(exposed)
         if self.internal_server is not None:
             await self.internal_server.start()
         await self.server.start()

@@ -60,15 +60,21 @@ def _default_shards() -> int:
 @click.option("--metrics-port", type=int, default=None,
               help="serve Prometheus metrics at http://IP:PORT/metrics (same --ip; off by default; 0 picks a free "
                    "port)")
+@click.option("--metrics-bearer-token-file", default=None,
+              help="with --metrics-port: /metrics answers only requests with 'Authorization: Bearer <this file's "
+                   "content>' (others get 401)")
 def start_dev(db: str, port: int, ip: str, namespaces: tuple[str, ...], shards: int, log_level: str, log_format: str,
               config: str | None, blob_dir: str | None, archive_uri: str, auth: bool, tls_cert_file: str | None,
-              tls_key_file: str | None, tls_client_ca_file: str | None, metrics_port: int | None) -> int:
+              tls_key_file: str | None, tls_client_ca_file: str | None, metrics_port: int | None,
+              metrics_bearer_token_file: str | None) -> int:
     if port < 0 or port > 65535:
         fail(f"--port: {port} is not a port number (0-65535)")
     if shards < 1:
         fail(f"--shards: must be at least 1, got {shards}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         fail(f"--metrics-port: {metrics_port} is not a port number (0-65535)")
+    if metrics_bearer_token_file and metrics_port is None:
+        fail("--metrics-bearer-token-file: needs --metrics-port (metrics are off without it)")
     if archive_uri and not archive_uri.startswith(("file:///", "gs://")):
         fail(f"--archive-uri: {archive_uri!r} must be file:///abs/dir or gs://bucket/prefix")
     from spindle.controlplane.config import ServerConfig
@@ -89,7 +95,8 @@ def start_dev(db: str, port: int, ip: str, namespaces: tuple[str, ...], shards: 
     try:
         return run_dev(db, cfg, ip=ip, port=port, namespaces=namespaces, log_level=log_level, log_format=log_format,
                        auth=auth, tls_cert_file=tls_cert_file, tls_key_file=tls_key_file,
-                       tls_client_ca_file=tls_client_ca_file, metrics_port=metrics_port)
+                       tls_client_ca_file=tls_client_ca_file, metrics_port=metrics_port,
+                       metrics_token_file=metrics_bearer_token_file)
     except DevServerError as e:
         fail(str(e))
 

@@ -229,6 +229,8 @@ variable "server_settings" {
       "keepalive_timeout",
       "max_long_polls",
       "max_long_polls_per_client",
+      "long_poll_namespace_share",
+      "metrics_task_queue_labels_per_namespace",
       "execution_cache_size",
       "max_commit_batch",
       "default_activity_retry_initial_interval",
