@@ -133,7 +133,7 @@ class FrontendService:
         self.rate_limiter = NamespaceRateLimiter()
         #: Client-made blob references refused, failure chains capped, large payloads offloaded and collected.
         self.payloads = PayloadIntake(engine.archival.payloads, store)
-        key_admin = ApiKeyAdmin(self.api_keys, namespaces)
+        key_admin = ApiKeyAdmin(self.api_keys, namespaces, max_id_length=config.max_id_length)
         self._namespace_calls = NamespaceCalls(store, config, namespaces, engine, self.payloads, self.rate_limiter,
                                                key_admin)
         self._workflow_calls = WorkflowCalls(config, namespaces, engine, self.payloads)

@@ -79,7 +79,8 @@ def _key_dict(k: ApiKey) -> dict[str, Any]:
     shown = {"id": k.id, "name": k.name, "grants": dict(k.grants), "system_admin": k.system_admin,
              "expires_at": k.expires_at.isoformat() if k.expires_at else None,
              "created_at": k.created_at.isoformat() if k.created_at else None,
-             "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None, "created_by": k.created_by}
+             "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None, "created_by": k.created_by,
+             "task_queues": {ns: list(q) for ns, q in k.task_queues.items()}}
     if k.secret:
         shown["secret"] = k.secret
     return shown
@@ -95,6 +96,16 @@ def _grants(values: Iterable[str]) -> dict[str, str]:
     return grants
 
 
+def _task_queues(values: Iterable[str]) -> dict[str, list[str]]:
+    queues: dict[str, list[str]] = {}
+    for v in values:
+        ns, sep, queue = v.partition("=")
+        if not sep or not ns or not queue:
+            fail(f"--task-queue: expected NAMESPACE=TASK_QUEUE, got {v!r}")
+        queues.setdefault(ns, []).append(queue)
+    return queues
+
+
 @api_key.command("create", short_help="create an API key and print its secret (once)",
                  help="Create an API key; NAME says what it is for. A system_admin may create any key; a namespace admin only keys whose grants "
                       "are all on namespaces it administers. The secret is printed this once.")
@@ -104,12 +115,18 @@ def _grants(values: Iterable[str]) -> dict[str, str]:
               help="a role on a namespace: reader, worker, writer or admin (repeat for several)")
 @click.option("--system-admin", is_flag=True, help="may do everything, on every namespace")
 @click.option("--expires", default=None, help="how long the key works, e.g. 90d (default: no expiry)")
-def create(conn: Connection, name: str, grant: tuple[str, ...], system_admin: bool, expires: str | None) -> int:
+@click.option("--task-queue", "task_queue", multiple=True, metavar="NAMESPACE=TASK_QUEUE",
+              help="confine the key's worker grant on NAMESPACE to this task queue and its sticky queues (repeat "
+                   "for several; without it: every task queue)")
+def create(conn: Connection, name: str, grant: tuple[str, ...], system_admin: bool, expires: str | None,
+           task_queue: tuple[str, ...]) -> int:
     grants = _grants(grant)
+    queues = _task_queues(task_queue)
     expiry = duration_arg(expires, "--expires")
 
     async def body(client: Client) -> int:
-        key = await client.create_api_key(name, grants=grants, system_admin=system_admin, expires=expiry)
+        key = await client.create_api_key(name, grants=grants, system_admin=system_admin, expires=expiry,
+                                          task_queues=queues)
         out_json(_key_dict(key), indent=2)
         note(f"spindle: the secret of API key {key.id} is shown this once: store it now (the server keeps only a hash)")
         return OK

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from google.protobuf.message import Message
@@ -82,6 +82,8 @@ class ApiKey:
         created_at: when it was created.
         revoked_at: when it was revoked (None: not revoked).
         created_by: the principal that created it.
+        task_queues: namespace -> the only task queues the key's ``worker`` grant there may
+            poll and answer (a namespace missing here: every task queue).
     """
 
     id: str
@@ -93,12 +95,14 @@ class ApiKey:
     revoked_at: datetime.datetime | None = None
     created_by: str = ""
     secret: str | None = dataclasses.field(default=None, repr=False)
+    task_queues: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_proto(cls, info: svc.ApiKeyInfo, secret: str | None = None) -> ApiKey:
         return cls(id=info.id, name=info.name, grants=dict(info.grants), system_admin=info.system_admin,
                    expires_at=_time(info.expire_time_ms), created_at=_time(info.create_time_ms),
-                   revoked_at=_time(info.revoke_time_ms), created_by=info.created_by, secret=secret)
+                   revoked_at=_time(info.revoke_time_ms), created_by=info.created_by, secret=secret,
+                   task_queues={ns: tuple(q.names) for ns, q in sorted(info.task_queues.items())})
 
 
 def _time(ms: int) -> datetime.datetime | None:
@@ -107,8 +111,10 @@ def _time(ms: int) -> datetime.datetime | None:
 
 def create_request(name: str, grants: Mapping[str, str] | None, system_admin: bool,
                    expires: datetime.timedelta | datetime.datetime | None,
-                   now: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(_UTC)) -> svc.CreateApiKeyRequest:
-    """The CreateApiKey request; ValueError for an expiry in the past or of the wrong type."""
+                   now: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(_UTC),
+                   task_queues: Mapping[str, Sequence[str]] | None = None) -> svc.CreateApiKeyRequest:
+    """The CreateApiKey request; ValueError for an expiry in the past or of the wrong type, or task queues
+    given as one string instead of a list of names (the server checks the rest)."""
     ttl_ms = 0
     if isinstance(expires, datetime.datetime):
         when = expires if expires.tzinfo is not None else expires.replace(tzinfo=_UTC)
@@ -124,7 +130,13 @@ def create_request(name: str, grants: Mapping[str, str] | None, system_admin: bo
     roles = {}
     for ns, role in (grants or {}).items():
         roles[str(ns)] = role.value if hasattr(role, "value") else str(role)
-    return svc.CreateApiKeyRequest(name=name, grants=roles, system_admin=system_admin, ttl_ms=ttl_ms)
+    queues = {}
+    for ns, names in (task_queues or {}).items():
+        if isinstance(names, str):
+            raise ValueError(f"task_queues[{ns!r}]: expected a list of task queue names, got the string {names!r}")
+        queues[str(ns)] = svc.ApiKeyTaskQueues(names=[str(n) for n in names])
+    return svc.CreateApiKeyRequest(name=name, grants=roles, system_admin=system_admin, ttl_ms=ttl_ms,
+                                   task_queues=queues)
 
 
 class ApiKeyClient(Protocol):
@@ -134,10 +146,12 @@ class ApiKeyClient(Protocol):
                    not_found: str = "workflow") -> Any: ...
 
 
-async def create_api_key(client: ApiKeyClient, name: str, *, grants: Mapping[str, str] | None, system_admin: bool,
-                         expires: datetime.timedelta | datetime.datetime | None) -> ApiKey:
+async def create_api_key(client: ApiKeyClient, name: str, grants: Mapping[str, str] | None, system_admin: bool,
+                         expires: datetime.timedelta | datetime.datetime | None,
+                         task_queues: Mapping[str, Sequence[str]] | None = None) -> ApiKey:
     """See :meth:`spindle.client.Client.create_api_key`: the returned key carries its ``secret``."""
-    resp = await client._rpc("CreateApiKey", create_request(name, grants, system_admin, expires), not_found="rpc")
+    req = create_request(name, grants, system_admin, expires, task_queues=task_queues)
+    resp = await client._rpc("CreateApiKey", req, not_found="rpc")
     return ApiKey.from_proto(resp.key, secret=resp.secret)
 
 

@@ -468,7 +468,8 @@ class Client:
         await _namespaces.add_search_attributes(self, search_attributes)
 
     async def create_api_key(self, name: str, *, grants: Mapping[str, str] | None = None, system_admin: bool = False,
-                             expires: datetime.timedelta | datetime.datetime | None = None) -> _api_keys.ApiKey:
+                             expires: datetime.timedelta | datetime.datetime | None = None,
+                             task_queues: Mapping[str, Sequence[str]] | None = None) -> _api_keys.ApiKey:
         """Create an API key. The returned :class:`ApiKey` carries its ``secret``: the only time it is shown.
 
         Args:
@@ -476,14 +477,14 @@ class Client:
             grants: role per namespace name: ``"reader"``, ``"worker"``, ``"writer"`` or ``"admin"``.
             system_admin: may do everything, on every namespace (only a system_admin may create one).
             expires: how long the key works (a ``timedelta``) or until when (a ``datetime``); None: no expiry.
+            task_queues: namespace -> the only task queues the key's ``worker`` grant there may poll and answer.
 
         Raises:
-            RPCError: ``PERMISSION_DENIED`` unless the caller is a system_admin or holds ``admin`` on every
-                namespace of ``grants``; ``INVALID_ARGUMENT`` for an unknown role, a namespace that does not exist,
-                or no grants at all.
+            RPCError: ``PERMISSION_DENIED`` unless the caller is a system_admin or holds ``admin`` on every namespace
+                of ``grants``; ``INVALID_ARGUMENT`` for an unknown role, a missing namespace, no grants, bad task_queues.
             ValueError: ``expires`` is in the past or not a duration/time.
         """
-        return await _api_keys.create_api_key(self, name, grants=grants, system_admin=system_admin, expires=expires)
+        return await _api_keys.create_api_key(self, name, grants, system_admin, expires, task_queues)
 
     async def list_api_keys(self) -> list[_api_keys.ApiKey]:
         """The keys the caller may manage (a system_admin: all), revoked and expired ones included, by id."""
@@ -494,7 +495,6 @@ class Client:
         the server's key cache time, 5 s by default). Revoking a revoked key changes nothing.
 
         Raises:
-            RPCError: ``NOT_FOUND`` for an unknown id; ``PERMISSION_DENIED`` when the key has grants on namespaces
-                the caller does not administer.
+            RPCError: ``NOT_FOUND`` (unknown id); ``PERMISSION_DENIED`` (grants on namespaces the caller does not administer).
         """
         await _api_keys.revoke_api_key(self, id)
