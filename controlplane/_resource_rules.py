@@ -55,6 +55,17 @@ def is_rate(value: float) -> bool:
     return math.isfinite(value) and value >= 0
 
 
+def raises_rate(current: float, new: float) -> bool:
+    """Whether the rate limit ``new`` allows more than ``current`` (both ``is_rate``; 0 = unlimited, the most).
+
+    Limits are the operator's: only a system admin may raise one; a namespace admin may
+    lower it (a value more than 0 and at most the current one) or leave it as it is.
+    """
+    if current == 0:
+        return False  # nothing allows more than unlimited
+    return new == 0 or new > current
+
+
 __all__ = ["API_KEY_NAME_MAX_LENGTH", "ARCHIVAL_URI_RE", "BUILTIN_SEARCH_ATTRIBUTES", "MAX_DURATION_MS",
            "MAX_RETENTION_DAYS", "MS_PER_DAY", "NAMESPACE_NAME_RE", "ROLES", "SEARCH_ATTRIBUTE_NAME_RE",
-           "SEARCH_ATTRIBUTE_TYPES", "is_rate"]
+           "SEARCH_ATTRIBUTE_TYPES", "is_rate", "raises_rate"]

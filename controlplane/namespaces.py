@@ -18,10 +18,11 @@ from ._resource_rules import (
     SEARCH_ATTRIBUTE_NAME_RE,
     SEARCH_ATTRIBUTE_TYPES,
     is_rate,
+    raises_rate,
 )
 from ._uri_roots import archival_uri_problem
 from .config import ServerConfig
-from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from .errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from .store import ApiKeyRow, ConditionFailedError, NamespaceRow, Store
 
 # The rules (patterns, built-in names, type names) are shared with the Terraform provider: _resource_rules.
@@ -154,15 +155,41 @@ def _validate_common(retention_ms: int, owner_email: str, archival_uri: str) -> 
         raise InvalidArgument(f"archival_uri: {archival_uri!r} must start with gs:// or file://")
 
 
+def rps_limit_cap(config: ServerConfig) -> float:
+    """The largest ``rps_limit`` a system admin may give a namespace (0 = no cap, unlimited allowed).
+
+    ``namespace_rps_limit_max`` when set, else the server's default ``namespace_rps_limit``:
+    by default a namespace may be given at most what a new one gets.
+    """
+    return config.namespace_rps_limit_max or config.namespace_rps_limit
+
+
 def check_rps_limit(value: float, config: ServerConfig, field_name: str = "rps_limit") -> None:
-    """``value`` is a finite number, 0 (unlimited) or positive, within ``config.namespace_rps_limit_max`` if set."""
+    """``value`` is a finite number, 0 (unlimited) or positive, within the cap (``rps_limit_cap``) if there is one."""
     if not is_rate(value):
         raise InvalidArgument(f"{field_name}: must be a finite number of requests per second, 0 (unlimited) or more, "
                               f"got {value}")
-    cap = config.namespace_rps_limit_max
+    cap = rps_limit_cap(config)
     if cap and not 0 < value <= cap:
         raise InvalidArgument(f"{field_name}: must be more than 0 and at most {cap:g} requests per second on this "
-                              f"server (namespace_rps_limit_max), got {value:g}")
+                              f"server (namespace_rps_limit_max, or namespace_rps_limit when that is 0; set by the "
+                              f"operator), got {value:g}")
+
+
+def check_rps_limit_change(ns: "Namespace", value: float, config: ServerConfig, *, may_raise: bool) -> None:
+    """A change of ``ns``'s ``rps_limit`` to ``value``: a valid rate, raised only by who ``may_raise`` (a system admin).
+
+    Raises:
+        InvalidArgument: not a rate, or over the cap (``check_rps_limit``).
+        PermissionDenied: ``value`` allows more than the current limit and the caller may not raise it.
+    """
+    if is_rate(value) and not may_raise and raises_rate(ns.rps_limit, value):
+        current = "unlimited" if ns.rps_limit == 0 else f"{ns.rps_limit:g} requests per second"
+        raise PermissionDenied(
+            f"rps_limit: only a system admin may raise namespace {ns.name!r}'s request rate limit (now {current}, "
+            f"asked {'unlimited (0)' if value == 0 else f'{value:g}'}); a namespace admin may lower it (a value more "
+            f"than 0 and at most {ns.rps_limit:g})")
+    check_rps_limit(value, config)
 
 
 class NamespaceRegistry:
@@ -240,7 +267,12 @@ class NamespaceRegistry:
         missing = {k: v for k, v in wanted.items() if k not in ns.search_attributes}
         return await self.add_search_attributes(name, missing) if missing else ns
 
-    async def update(self, req: svc.UpdateNamespaceRequest) -> Namespace:
+    async def update(self, req: svc.UpdateNamespaceRequest, *, may_raise_limits: bool = True) -> Namespace:
+        """Apply ``req`` (its ``update_mask``; all fields when empty) to the namespace; checked first, nothing changes on error.
+
+        ``may_raise_limits``: the caller may raise the namespace's limits (a system admin, or no auth);
+        otherwise raising ``rps_limit`` is PermissionDenied (``check_rps_limit_change``).
+        """
         ns = self.get(req.name, "name")
         fields = {"description", "owner_email", "retention", "search_attributes", "archival_uri", "rps_limit"}
         mask = set(req.update_mask) or fields
@@ -258,7 +290,7 @@ class NamespaceRegistry:
         if "archival_uri" in mask:
             new.archival_uri = req.archival_uri
         if "rps_limit" in mask and (req.update_mask or req.HasField("rps_limit")):
-            check_rps_limit(req.rps_limit, self.config)
+            check_rps_limit_change(ns, req.rps_limit, self.config, may_raise=may_raise_limits)
             new.rps_limit = req.rps_limit
         if "search_attributes" in mask:
             validate_search_attributes(dict(req.search_attributes))

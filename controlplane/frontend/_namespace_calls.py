@@ -73,7 +73,8 @@ class NamespaceCalls:
             if removed and req.update_mask:
                 raise FailedPrecondition(f"search_attributes: removing registered attributes ({', '.join(sorted(removed))}) "
                                          "is not supported; existing executions may carry them")
-        updated = await self.namespaces.update(req)
+        principal = current_principal()  # limits are the operator's: only a system admin (or no auth) raises them
+        updated = await self.namespaces.update(req, may_raise_limits=principal is None or principal.system_admin)
         return svc.UpdateNamespaceResponse(namespace_info=updated.to_proto())
 
     async def delete(self, req: svc.DeleteNamespaceRequest, ns: Namespace, deadline: float | None

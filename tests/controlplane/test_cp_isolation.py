@@ -63,6 +63,10 @@ class IsoActivities:
 
 
 # ---------------------------------------------------------------------- one server for the module
+#: The server's namespace_rps_limit, which is also the cap of rps_limit (namespace_rps_limit_max is unset).
+CAP = 1234
+
+
 @pytest.fixture(scope="module")
 def roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("iso-roots")
@@ -79,7 +83,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, roots: Path) -> Iterator[De
     cfg.write_text(json.dumps({  # JSON is YAML
         "start_admission_wait": 60,  # a start held back stays held for the whole test
         "start_admission_max_pending": 8,
-        "namespace_rps_limit": 1234,  # what a namespace created without rps_limit gets
+        "namespace_rps_limit": CAP,  # what a namespace created without rps_limit gets, and the most it may get
         "task_queue_min_rate": 5,
         "task_queue_max_rate": 50,
         "archival_allowed_roots": [f"file://{roots / 'allowed'}", "gs://iso-bucket/tenants"],
@@ -180,8 +184,8 @@ def retry_info(e: grpc.aio.AioRpcError) -> error_details_pb2.RetryInfo | None:
 async def test_a_start_flood_held_by_admission_does_not_hold_back_another_namespace(
         server: DevServer, admin: Client) -> None:
     a, b = uid("iso-adm-a"), uid("iso-adm-b")
-    await admin.create_namespace(a, rps_limit=0)  # no rate limit: admission alone must keep B apart
-    await admin.create_namespace(b, rps_limit=0)
+    await admin.create_namespace(a, rps_limit=CAP)  # no rate limit to speak of: admission alone must keep B apart
+    await admin.create_namespace(b, rps_limit=CAP)
     async with raw(server.address) as stub:
         # A: nobody polls its queue, so its workflow tasks never finish; after 8 (the admission budget)
         # its further starts wait in A's admission queue (start_admission_wait is 60 s here)
@@ -233,7 +237,7 @@ async def test_over_its_rps_limit_a_namespace_gets_resource_exhausted_with_retry
             assert dict(e.trailing_metadata())[RETRY_AFTER_KEY] == str(math.ceil(delay * 1000))
     # raise the limit (namespace administration is not throttled; in force at once) and look: only the
     # accepted start exists
-    assert (await admin.update_namespace(a, rps_limit=0)).rps_limit == 0
+    assert (await admin.update_namespace(a, rps_limit=CAP)).rps_limit == CAP
     assert await settled_count(server.address, a, len(started)) == len(started)
 
 
@@ -284,7 +288,7 @@ async def test_b_is_served_while_a_is_throttled(server: DevServer, admin: Client
     # the retry delays spread 400 callers over 80 s: those told to come back after the client's retry budget
     # give up at once, the others were retried and started
     assert 0 < outcomes.count("started") < 400 and outcomes.count("RESOURCE_EXHAUSTED") > 0
-    await admin.update_namespace(a, rps_limit=0)
+    await admin.update_namespace(a, rps_limit=CAP)
     assert await settled_count(server.address, a, outcomes.count("started")) == outcomes.count("started")
 
 
@@ -303,7 +307,7 @@ async def test_worker_polls_are_not_counted_against_the_rps_limit(server: DevSer
                     for _ in range(3):
                         await stub.CountWorkflowExecutions(svc.CountWorkflowExecutionsRequest(namespace=a))
                 assert ei.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            await admin.update_namespace(a, rps_limit=0)
+            await admin.update_namespace(a, rps_limit=CAP)
             assert await asyncio.wait_for(h.result(), 50) == 7
     finally:
         await ac.close()
@@ -324,7 +328,13 @@ async def test_rps_limit_through_the_client(server: DevServer, admin: Client) ->
     with pytest.raises(RPCError) as ei:
         await admin.create_namespace(uid("iso-bad"), rps_limit=-2)
     assert ei.value.status == "INVALID_ARGUMENT" and "rps_limit" in ei.value.message
-    assert (await admin.create_namespace(uid("iso-zero"), rps_limit=0)).rps_limit == 0
+    # the cap is the server's namespace_rps_limit (namespace_rps_limit_max unset): up to it, not over, not unlimited
+    assert (await admin.create_namespace(uid("iso-cap"), rps_limit=CAP)).rps_limit == CAP
+    for over in (CAP + 1, 0):
+        with pytest.raises(RPCError) as ei:
+            await admin.update_namespace(n, rps_limit=over)
+        assert ei.value.status == "INVALID_ARGUMENT" and "namespace_rps_limit" in ei.value.message
+    assert (await admin.describe_namespace(n)).rps_limit == 7.5
 
 
 def test_rps_limit_through_the_cli(server: DevServer) -> None:

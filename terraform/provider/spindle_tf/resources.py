@@ -100,7 +100,10 @@ class NamespaceResource(Resource):
                                  description="Requests per second the namespace's clients may make, per server "
                                              "process (0 = unlimited); calls over it get RESOURCE_EXHAUSTED with a "
                                              "retry delay. Unset: the server's default (namespace_rps_limit) at "
-                                             "creation, and the current value afterwards."),
+                                             "creation, and the current value afterwards. The operator's limit: "
+                                             "raising it takes a system admin key (at most the server's cap, "
+                                             "namespace_rps_limit_max or else namespace_rps_limit; 0 only when "
+                                             "the server has no cap); a namespace admin key may only lower it."),
                 schema.Attribute("force_destroy", types.Bool(), optional=True,
                                  description="Destroy terminates running executions. Without it, destroying a "
                                              "namespace that has running executions fails. Must be applied before "
