@@ -174,7 +174,8 @@ from spindle.controlplane._tls import ServerTLS, add_port
 
 async def main():
     server = grpc.aio.server()
-    port = add_port(server, "127.0.0.1:0", ServerTLS(sys.argv[1], sys.argv[2]) if len(sys.argv) > 2 else None)
+    tls = ServerTLS(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None) if len(sys.argv) > 2 else None
+    port = add_port(server, "127.0.0.1:0", tls)
     await server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)
     await server.wait_for_termination()
@@ -183,26 +184,59 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("server_tls", [True, False], ids=["tls-port-plaintext-client", "plaintext-port-tls-client"])
-async def test_the_server_logs_at_most_a_line_per_refused_connection(tmp_path: Path, server_tls: bool) -> None:
-    tls = _tls(tmp_path, "logged", dns_names=["localhost"], ip_addresses=["127.0.0.1"])
-    args = [tls.cert_file, tls.key_file] if server_tls else []
+def _start_server(tmp_path: Path, args: list[str]) -> tuple[subprocess.Popen[str], str, Path]:
     log = tmp_path / "server.log"
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-c", _SERVER, *args], stdout=subprocess.PIPE, stderr=err, text=True)
+    m = read_line(proc, r"listening on (127\.0\.0\.1:\d+)", 30)
+    if m is None:
+        proc.kill()
+        raise AssertionError(log.read_text())
+    return proc, m.group(1), log
+
+
+async def _server_lines(proc: subprocess.Popen[str], log: Path) -> list[str]:
+    await asyncio.sleep(0.3)
+    assert proc.poll() is None  # still serving
+    proc.terminate()
+    proc.wait(10)
+    text = log.read_text()
+    assert "Traceback" not in text
+    return [line for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("server_tls", [True, False], ids=["tls-port-plaintext-client", "plaintext-port-tls-client"])
+async def test_the_server_logs_at_most_a_line_per_refused_connection(tmp_path: Path, server_tls: bool) -> None:
+    tls = _tls(tmp_path, "logged", dns_names=["localhost"], ip_addresses=["127.0.0.1"])
+    proc, address, log = _start_server(tmp_path, [tls.cert_file, tls.key_file] if server_tls else [])
     try:
-        m = read_line(proc, r"listening on (127\.0\.0\.1:\d+)", 30)
-        assert m is not None, log.read_text()
-        await _refused(m.group(1), None if server_tls else TRUST)
-        await asyncio.sleep(0.3)
-        assert proc.poll() is None  # still serving
+        await _refused(address, None if server_tls else TRUST)
+        lines = await _server_lines(proc, log)
     finally:
-        proc.terminate()
+        proc.kill()
         proc.wait(10)
-    lines = [line for line in log.read_text().splitlines() if line.strip()]
-    assert "Traceback" not in log.read_text()
     if server_tls:  # one line per connection the client tried (it gives up after three closed connections)
         assert 1 <= len(lines) <= 3, lines
         assert all("Handshake failed" in line and "WRONG_VERSION_NUMBER" in line for line in lines), lines
     else:  # a plaintext gRPC port closes a TLS hello without a word: the client's message is the only report
         assert lines == [], lines
+
+
+@pytest.mark.parametrize("client", ["no certificate", "another CA's certificate"])
+async def test_mutual_tls_refusals_are_quick_and_one_line_each_on_the_server(tmp_path: Path, client: str) -> None:
+    tls = _tls(tmp_path, "mtls", dns_names=["localhost"], ip_addresses=["127.0.0.1"])
+    ca_file = CA.write(tmp_path, "clients-ca")
+    proc, address, log = _start_server(tmp_path, [tls.cert_file, tls.key_file, str(ca_file)])
+    stranger = CertificateAuthority("Stranger").issue("app")
+    config = TRUST if client == "no certificate" else TLSConfig(
+        server_root_ca_cert=CA.cert_pem, client_cert=stranger.cert, client_private_key=stranger.key)
+    try:
+        message = await _refused(address, config)
+        lines = await _server_lines(proc, log)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert ("it may require a client certificate (mutual TLS)" if client == "no certificate"
+            else "it may not accept this client certificate") in message, message
+    cause = "PEER_DID_NOT_RETURN_A_CERTIFICATE" if client == "no certificate" else "unable to get local issuer"
+    assert 1 <= len(lines) <= 3 and all("Handshake failed" in line and cause in line for line in lines), lines
