@@ -260,3 +260,54 @@ print("ok")
 '''
     proc = _in_provider_venv(provider_install, code)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+# ---------------------------------------------------------------- spindle_api_key: secret_file and task_queues
+
+def test_secret_file_is_written_owner_only_and_removed_only_while_it_holds_that_key(tmp_path: Path) -> None:
+    from spindle_tf import _secret_file as sf
+
+    assert sf.secret_file_problem(str(tmp_path / "k")) is None
+    assert "not an absolute path" in (sf.secret_file_problem("k.key") or "")
+    assert "is a directory" in (sf.secret_file_problem(str(tmp_path)) or "")
+    assert "a file path" in (sf.secret_file_problem("") or "")
+    path = tmp_path / "new" / "dir" / "worker.key"
+    sf.write_secret(str(path), "spk_00000000000000aa_secret")
+    assert path.read_text() == "spk_00000000000000aa_secret\n"
+    assert (path.stat().st_mode & 0o777) == 0o600 and (path.parent.stat().st_mode & 0o777) == 0o700
+    assert [p.name for p in path.parent.iterdir()] == ["worker.key"]  # no temporary file left behind
+    assert not sf.remove_secret(str(path), "00000000000000bb")  # another key's: kept
+    assert path.exists()
+    assert sf.remove_secret(str(path), "00000000000000aa") and not path.exists()
+    assert not sf.remove_secret(str(path), "00000000000000aa")  # already gone: fine
+
+
+def test_api_key_config_checks_in_the_providers_environment(provider_install: Installed) -> None:
+    code = r'''
+from spindle_tf.api_keys import ApiKeyResource, check_api_key_config
+from tf.types import Unknown
+
+def errors(cfg):
+    return [p.detail for p in check_api_key_config(cfg).items]
+
+ok = {"name": "w", "grants": {"orders": "worker"}, "task_queues": {"orders": ["eu", "us"]}, "secret_file": "/tmp/k"}
+assert errors(ok) == [], errors(ok)
+assert errors({**ok, "grants": Unknown}) == []  # unknown until apply: the server checks
+bad = errors({**ok, "grants": {"orders": "writer"}})
+assert len(bad) == 1 and "confine a 'worker' grant" in bad[0] and "role 'writer'" in bad[0], bad
+bad = errors({**ok, "task_queues": {"billing": ["x"]}})
+assert len(bad) == 1 and "no grant" in bad[0], bad
+assert any("at least one" in e for e in errors({**ok, "task_queues": {"orders": []}}))
+assert any("control characters" in e for e in errors({**ok, "task_queues": {"orders": ["a\x01"]}}))
+assert any("system_admin" in e for e in errors({**ok, "system_admin": True}))
+assert any("absolute path" in e for e in errors({**ok, "secret_file": "rel.key"}))
+attrs = {a.name: a for a in ApiKeyResource.get_schema().attributes}
+assert attrs["task_queues"].requires_replace and attrs["secret_file"].requires_replace
+assert attrs["system_admin"].type.semantically_equal(None, False)
+assert not attrs["system_admin"].type.semantically_equal(None, True)
+assert attrs["grants"].type.semantically_equal(None, {}) and not attrs["grants"].type.semantically_equal(None, {"a": "worker"})
+assert attrs["task_queues"].type.semantically_equal({"a": ["x", "y"]}, {"a": ["y", "x"]})
+print("ok")
+'''
+    proc = _in_provider_venv(provider_install, code)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
