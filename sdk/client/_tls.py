@@ -110,6 +110,9 @@ def explain_connect_failure(details: str, target: str, tls: TLSConfig | None) ->
         else:
             why = "the TLS handshake failed"
         return f"cannot connect to {target} over TLS: {why} ({details})"
+    if "before receiving settings frame" in low or "connect() timed out" in low:
+        return (f"cannot connect to {target}: no gRPC server answered in time (the host may drop the connection, "
+                f"or another service, not Spindle's gRPC port, listens there): check the address and port ({details})")
     if "socket closed" in low or "connection reset" in low:
         if tls is None:
             return (f"cannot connect to {target}: the server closed the connection; if it serves TLS, connect with "
