@@ -7,6 +7,7 @@ See docs/SECURITY.md for the model. The pieces:
   ``system_admin``) and the current principal of a call.
 - ``_rpc_policy``: every RPC mapped to the role and namespace it needs.
 - ``_keys``: API key secrets, their keyed hash, lookups with a bounded cache.
+- ``_task_queues``: worker keys confined to task queues (the list's rule, the check of worker calls).
 - ``_key_admin``: the CreateApiKey / ListApiKeys / RevokeApiKey RPCs.
 - ``_authorizer``: :class:`Authorizer`, resolving credentials and applying the policy.
 - ``_audit``: one structured line per admin action (logger ``spindle.audit``).

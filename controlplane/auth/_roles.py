@@ -1,8 +1,12 @@
 """The four per-namespace roles and what each allows (docs/SECURITY.md).
 
 A role is a set of permissions, not a rung on a ladder: ``worker`` and ``writer`` both
-include ``reader`` but neither includes the other (a worker's key cannot start or
-terminate runs; a writer's key cannot poll tasks). ``admin`` holds every permission.
+include ``reader`` but neither includes the other (a worker's key cannot call the RPCs
+that start, signal or terminate runs; a writer's key cannot poll tasks). ``admin`` holds
+every permission. A worker's key does act through the workflow tasks it answers: their
+commands act with the authority of the namespace's workflows, as in Temporal (start a
+child, signal or cancel a run of the namespace); ``_task_queues`` confines a key's worker
+grant to named task queues.
 
 =========  ======================================================================
 role       may
