@@ -9,24 +9,29 @@ changes nothing. A worker key without a list works on every queue, as before.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
+from spindle import activity, workflow
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
+from spindle.client import Client
 from spindle.controlplane.auth import AuthSettings, Role
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.history._tokens import QUERY, TaskToken
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
+from spindle.worker import Worker
 
 pytestmark = pytest.mark.timeout(90)
 HOUR_MS = 3_600_000
@@ -43,6 +48,7 @@ class World:
     server: Any
     channel: Any
     stub: Any
+    server_port: int
     keys: dict[str, str] = field(default_factory=dict)
     ids: dict[str, str] = field(default_factory=dict)
 
@@ -84,7 +90,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     await cp.start()
     server, port = await serve(cp, "127.0.0.1", 0)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    w = World(cp, server, channel, service_pb2_grpc.WorkflowServiceStub(channel))
+    w = World(cp, server, channel, service_pb2_grpc.WorkflowServiceStub(channel), port)
     row, w.keys["root"] = await cp.api_keys.create("root", {}, system_admin=True)
     w.ids["root"] = row.key_id
     await w.ok("CreateNamespace", svc.CreateNamespaceRequest(name="ns-a"))
@@ -245,3 +251,41 @@ async def test_task_queues_read_back_and_who_may_create_a_confined_key(world: Wo
     status, details = await w.call("CreateApiKey", svc.CreateApiKeyRequest(
         name="b", grants={"ns-b": "worker"}, task_queues={"ns-b": svc.ApiKeyTaskQueues(names=["q"])}), "a admin")
     assert status == DENIED and "ns-b" in details, details
+
+
+@workflow.defn
+class TwoSteps:
+    def __init__(self) -> None:
+        self.go = False
+
+    @workflow.run
+    async def run(self, name: str) -> str:
+        first = await workflow.execute_activity(greet, name, start_to_close_timeout=timedelta(seconds=30))
+        await workflow.wait_condition(lambda: self.go)  # the next task goes to the worker's sticky queue
+        second = await workflow.execute_activity(greet, first, start_to_close_timeout=timedelta(seconds=30))
+        return second
+
+    @workflow.signal
+    def proceed(self) -> None:
+        self.go = True
+
+
+@activity.defn
+async def greet(name: str) -> str:
+    return f"hello {name}"
+
+
+async def test_the_sdk_worker_runs_on_a_confined_key_sticky_queue_included(world: World) -> None:
+    w = world
+    address = f"127.0.0.1:{w.server_port}"
+    async with await Client.connect(address, namespace="ns-a", api_key=w.keys["qa only"]) as worker_client, \
+            await Client.connect(address, namespace="ns-a", api_key=w.keys["root"]) as client:
+        async with Worker(worker_client, task_queue="qa", workflows=[TwoSteps], activities=[greet]):
+            handle = await client.start_workflow(TwoSteps.run, "ann", id="sdk-confined", task_queue="qa")
+            await asyncio.sleep(0.5)
+            await handle.signal(TwoSteps.proceed)
+            assert await asyncio.wait_for(handle.result(), 30) == "hello hello ann"
+    history = await w.ok("GetWorkflowExecutionHistory", svc.GetWorkflowExecutionHistoryRequest(
+        namespace="ns-a", execution=pb.WorkflowExecution(workflow_id="sdk-confined")))
+    completed = [e for e in history.history.events if e.event_type == pb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]
+    assert len(completed) >= 3
