@@ -97,6 +97,19 @@ class ServerConfig:
     #: to the cap (INVALID_ARGUMENT over it); a namespace admin may only lower it (a value more
     #: than 0 and at most the current one; raising it is PERMISSION_DENIED).
     namespace_rps_limit_max: float = 0.0
+    #: Most schedules a namespace may have (0 = no limit); CreateSchedule beyond it is
+    #: RESOURCE_EXHAUSTED naming this setting. Each schedule is a row and a durable timer that
+    #: fires on its own: 1,000 is far more than a team's cron jobs, and keeps a namespace's
+    #: timers, its schedule list and the count at create time (a read of its schedules) small.
+    namespace_max_schedules: int = 1_000
+    #: Most schedule actions that may wait to start at once in a namespace, across its
+    #: schedules (0 = no limit): backfills, triggers, catch-up after an outage, actions held by
+    #: their overlap policy or paced by ``rps_limit``. A backfill or trigger that would go over is
+    #: RESOURCE_EXHAUSTED naming this setting and changes nothing; a schedule's timer buffers at
+    #: most this many (later times due while it is full are counted as missed). Waiting actions
+    #: are started at the namespace's ``rps_limit`` (and through start admission): 10,000 is
+    #: about 4 s of starts at the default limit, and a schedule record of ~200 KB.
+    namespace_max_buffered_actions: int = 10_000
     #: Floor and ceiling of a task queue's dispatch rate (a poll's ``max_tasks_per_second``,
     #: tasks per second): a rate asked for outside them is clamped to them, so one poll
     #: cannot freeze a queue for every worker (a negative or non-finite rate is refused with

@@ -16,7 +16,9 @@ for it; a caller whose delay exceeds its patience gives up at once (the SDK give
 the delay would outlast its retry budget).
 
 Which calls count is the frontend's choice (``FrontendService``): a client's calls about
-workflows. Limits hold per process: a cluster of N members lets a namespace make up to N
+workflows. The starts the server makes itself (schedule actions, child workflows) take
+tokens from the same buckets (``take``, through the history service's ``StartTokens``
+port) and are paced, not refused. Limits hold per process: a cluster of N members lets a namespace make up to N
 times its limit when its calls are spread over all of them.
 """
 
@@ -64,11 +66,29 @@ class _Bucket:
 
 
 class NamespaceRateLimiter:
-    """The token buckets of this process's namespaces (by namespace id)."""
+    """The token buckets of this process's namespaces (by namespace id).
+
+    The one rule of ``rps_limit``: the frontend counts client calls with :meth:`check`
+    (refused when over), and the history service takes tokens for the starts it makes
+    itself (schedules, child workflows) with :meth:`take` through its ``StartTokens``
+    port (paced, never refused: ``spindle.controlplane.history._pacing``).
+    """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._buckets: dict[str, _Bucket] = {}
+
+    def take(self, ns: _Limited) -> float:
+        """Take one token of ``ns``: 0.0 when taken (or the namespace is unlimited), else the seconds until
+        one is due for this caller (its place in the virtual queue of refused callers; nothing taken)."""
+        rate = ns.rps_limit
+        if rate <= 0:
+            return 0.0
+        now = self._clock()
+        bucket = self._buckets.get(ns.id)
+        if bucket is None:
+            bucket = self._buckets[ns.id] = _Bucket(rate, now)
+        return bucket.take(rate, now)
 
     def check(self, ns: _Limited) -> None:
         """Count one call of ``ns``.
@@ -77,18 +97,11 @@ class NamespaceRateLimiter:
             ResourceExhausted: the namespace is over its ``rps_limit``; ``retry_after`` says
                 when the call would pass.
         """
-        rate = ns.rps_limit
-        if rate <= 0:
-            return
-        now = self._clock()
-        bucket = self._buckets.get(ns.id)
-        if bucket is None:
-            bucket = self._buckets[ns.id] = _Bucket(rate, now)
-        wait = bucket.take(rate, now)
+        wait = self.take(ns)
         if wait > 0:
             raise ResourceExhausted(
-                f"namespace {ns.name!r} is over its request rate limit of {rate:g} requests per second (rps_limit); "
-                f"retry after {wait * 1000:.0f} ms", retry_after=wait)
+                f"namespace {ns.name!r} is over its request rate limit of {ns.rps_limit:g} requests per second "
+                f"(rps_limit); retry after {wait * 1000:.0f} ms", retry_after=wait)
 
     def forget(self, namespace_id: str) -> None:
         """Drop a deleted namespace's bucket."""

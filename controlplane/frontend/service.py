@@ -35,7 +35,7 @@ from spindle.controlplane._field_rules import check_fields
 from spindle.controlplane.auth import ApiKeyAdmin, ApiKeys
 from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.erasure import ErasureJobs
-from spindle.controlplane.history import HistoryEngine
+from spindle.controlplane.history import HistoryEngine, token_clock
 from spindle.controlplane.namespaces import NamespaceRegistry
 from spindle.controlplane.store import Store
 
@@ -130,7 +130,8 @@ class FrontendService:
         #: The API keys (the authorizer of the gRPC servicer shares them: a revocation here is seen there at once).
         self.api_keys = api_keys or ApiKeys(store)
         #: Per-namespace request rate limits (``rps_limit``) of this process.
-        self.rate_limiter = NamespaceRateLimiter()
+        self.rate_limiter = NamespaceRateLimiter(token_clock(engine.clock))
+        engine.context.start_tokens = self.rate_limiter  # schedule actions and child starts take the same tokens
         #: Client-made blob references refused, failure chains capped, large payloads offloaded and collected.
         self.payloads = PayloadIntake(engine.archival.payloads, store)
         key_admin = ApiKeyAdmin(self.api_keys, namespaces, max_id_length=config.max_id_length)

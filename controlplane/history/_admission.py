@@ -17,6 +17,11 @@ already going. Each namespace is admitted on its own (a tenant boundary):
   it goes anyway (admission delays, it never refuses: the namespace's request rate
   limit, ``rps_limit`` in the frontend, is what refuses a flood).
 
+The starts the server makes for a schedule (its actions, backfills, catch-up) are admitted
+here like a client's, one at a time, in the same queue (``ops.schedule``), but a schedule
+waits at most ``SCHEDULE_ADMISSION_WAIT`` at a time and never goes without admission: it
+gives its turn up (its actions stay in its record) and tries again.
+
 Nothing is shared between namespaces here, so there is no global ordering to be fair
 about: per-namespace state is created on first use and dropped once it holds nothing.
 A workflow task lost without a trace (it will time out) stops counting after ten times
@@ -33,13 +38,15 @@ from contextlib import asynccontextmanager
 
 from spindle.controlplane.config import ServerConfig
 
-from ._tasks import Task
+from ._tasks import TM_SCHEDULE, Task
 
 #: A scheduled workflow task: (namespace id, workflow id, run id, scheduled event id).
 WorkflowTaskKey = tuple[str, str, str, int]
 
 #: Seconds without a poll after which a worker no longer counts towards the limit.
 POLLER_TTL = 120
+#: Longest a schedule's start waits for admission at a time (it holds the schedule's lock meanwhile).
+SCHEDULE_ADMISSION_WAIT = 1.0
 
 
 class _NamespaceAdmission:
@@ -76,16 +83,20 @@ class StartAdmission:
             del self._ns[namespace_id]
 
     @asynccontextmanager
-    async def admit(self, namespace_id: str) -> AsyncIterator[None]:
-        """Wait for admission in ``namespace_id`` (at most ``start_admission_wait``), then hold a slot while the start runs."""
+    async def admit(self, namespace_id: str, max_wait: float | None = None) -> AsyncIterator[bool]:
+        """Wait for admission in ``namespace_id`` (at most ``max_wait``, default ``start_admission_wait``), then hold
+        a slot while the start runs. Yields whether it was admitted (False: the wait ran out; a client's start
+        goes anyway, a schedule's gives its turn up and tries again later)."""
         n = self._get(namespace_id)
+        admitted = True
         if n.waiters or not self._can_admit(n):
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             n.waiters.append(fut)
             try:
-                await asyncio.wait_for(asyncio.shield(fut), self._config.start_admission_wait)
+                await asyncio.wait_for(asyncio.shield(fut),
+                                       self._config.start_admission_wait if max_wait is None else max_wait)
             except asyncio.TimeoutError:
-                pass
+                admitted = False
             finally:
                 if not fut.done():
                     fut.cancel()
@@ -95,7 +106,7 @@ class StartAdmission:
                         pass
         n.admitting += 1
         try:
-            yield
+            yield admitted
         finally:
             n.admitting -= 1
             self._release(namespace_id, n)
@@ -137,11 +148,18 @@ class StartAdmission:
 
     # ------------------------------------------------------------------ timers
     def timer_due(self, t: Task) -> None:
-        """A timer of ``t.namespace_id`` is due: that namespace's starts wait until it is handled."""
-        self._get(t.namespace_id).due_timers += 1
+        """A timer of ``t.namespace_id`` is due: that namespace's starts wait until it is handled.
+
+        A schedule's timer does not count: it is no running execution's work, and the
+        starts it makes are admitted here themselves (they would wait for their own timer).
+        """
+        if t.kind != TM_SCHEDULE:
+            self._get(t.namespace_id).due_timers += 1
 
     def timer_handled(self, t: Task) -> None:
         """A due timer was handled (or put back for a retry)."""
+        if t.kind == TM_SCHEDULE:
+            return
         n = self._ns.get(t.namespace_id)
         if n is not None:
             n.due_timers = max(0, n.due_timers - 1)
@@ -189,4 +207,4 @@ class StartAdmission:
         return list(self._ns)
 
 
-__all__ = ["POLLER_TTL", "StartAdmission", "WorkflowTaskKey"]
+__all__ = ["POLLER_TTL", "SCHEDULE_ADMISSION_WAIT", "StartAdmission", "WorkflowTaskKey"]

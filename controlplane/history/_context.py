@@ -26,6 +26,7 @@ from ._background import Background
 from ._backlog import Backlog
 from ._cache import ExecutionCache
 from ._outstanding import OutstandingTasks
+from ._pacing import StartTokens, Unlimited
 from ._pending import PendingQuery
 from ._shard import ShardController
 from ._tokens import StartNonces, TaskTokens
@@ -100,6 +101,8 @@ class HistoryContext:
         write_background: a write nobody waits for (``Committer.apply_background``).
         metrics: where the operations record metrics (None: not recorded; ``HistoryEngine.attach_metrics``).
         schedule_locks: serialize the changes to one schedule in this engine (``ops.schedule_record.lock``).
+        start_tokens: the namespaces' request rate limits, which the starts the server makes itself take
+            tokens from (``_pacing``; the frontend plugs its limiter in).
     """
 
     store: Store
@@ -120,6 +123,7 @@ class HistoryContext:
     commit: Callable[..., Awaitable[None]]
     write_background: Callable[[Mutation], None]
     schedule_locks: KeyedLocks = field(default_factory=KeyedLocks)
+    start_tokens: StartTokens = field(default_factory=Unlimited)
     _archival: Archival | None = None
     metrics: "ServerMetrics | None" = None
 

@@ -229,7 +229,7 @@ class HistoryEngine:
         await self.deployments.close()
 
     # ------------------------------------------------------------------ client operations
-    def admit_start(self, namespace_id: str) -> AbstractAsyncContextManager[None]:
+    def admit_start(self, namespace_id: str) -> AbstractAsyncContextManager[bool]:
         """Start admission in a namespace (``async with``): back-pressure on its new starts (see ``_admission``)."""
         return self.context.admission.admit(namespace_id)
 

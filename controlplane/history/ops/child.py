@@ -21,6 +21,7 @@ from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, NotFo
 from spindle.controlplane.namespaces import Namespace
 
 from .._context import HistoryContext
+from .._pacing import wait_for_token
 from .._tasks import Task
 from .._txn import Txn
 from ._run import schedule_workflow_task
@@ -99,6 +100,9 @@ async def start_child(ctx: HistoryContext, t: Task) -> None:
     except ServiceError:
         await _child_start_failed(ctx, t, init, "NAMESPACE_NOT_FOUND")
         return
+    # paced by the child's namespace's rps_limit like a client's start: waits for its token (the parent is
+    # not failed; the task's row stays until the child started, so a crash while waiting loses nothing)
+    await wait_for_token(ctx.start_tokens, cns)
     req = svc.StartWorkflowExecutionRequest(
         namespace=init.namespace, workflow_id=init.workflow_id, workflow_type=init.workflow_type,
         task_queue=init.task_queue, input=init.input, execution_timeout_ms=init.execution_timeout_ms,

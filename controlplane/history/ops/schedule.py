@@ -16,7 +16,9 @@ the record's (the schedule changed meanwhile) is dropped.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 
 from datetime import timedelta
 from typing import Any
@@ -28,6 +30,7 @@ from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.schedules._wire import from_ms, to_ms
 from spindle.controlplane.store import ScheduleRow
 
+from .._admission import SCHEDULE_ADMISSION_WAIT
 from .._context import HistoryContext
 from .._tasks import Task
 from .schedule_record import WAITING_POLICIES, calendar, decode, lock, write
@@ -38,6 +41,8 @@ log = logging.getLogger("spindle.schedules")
 MAX_MISSED_COUNTED = 10_000
 #: Recent actions a schedule keeps (oldest dropped first).
 RECENT_ACTIONS = 10
+#: Most actions one fire starts before it writes the record (the progress) and fires again at once.
+MAX_STARTS_PER_FIRE = 100
 
 _MS = timedelta(milliseconds=1)
 
@@ -99,9 +104,9 @@ async def _process(ctx: HistoryContext, ns: Namespace, sid: str, row: ScheduleRo
     """Refresh the running runs, buffer what is due, take what the overlap policies allow, write record and timer."""
     now = ctx.clock.now_ms()
     await refresh_running(ctx, ns, rec)
-    _collect_due(rec, sid, now)
-    await _take_actions(ctx, ns, sid, rec, now)
-    await write(ctx, ns, sid, rec, expected_version=row.version)
+    _collect_due(rec, sid, now, ctx.config.namespace_max_buffered_actions)
+    paced_until = await _take_actions(ctx, ns, sid, rec, now)
+    await write(ctx, ns, sid, rec, expected_version=row.version, buffered_at_ms=paced_until)
 
 
 async def refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleRecord) -> None:
@@ -124,8 +129,12 @@ async def refresh_running(ctx: HistoryContext, ns: Namespace, rec: pb.ScheduleRe
     rec.info.running_workflows.extend(still)
 
 
-def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int) -> None:
+def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int, max_buffered: int) -> None:
     """Buffer the scheduled actions due by ``now`` (skipped while paused, counted as missed beyond the catch-up window).
+
+    At most ``max_buffered`` actions wait (``namespace_max_buffered_actions``; 0 = no limit): a
+    time due while that many wait (a per-second schedule paced by a low ``rps_limit``, a long
+    catch-up window after an outage) is counted as missed.
 
     After a long outage the times older than the catch-up window are only counted (at most
     ``MAX_MISSED_COUNTED`` of them are walked: a per-second schedule down for a year is not
@@ -157,7 +166,7 @@ def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int) -> None:
         processed = to_ms(item.nominal)
         if paused:
             continue
-        if now - actual > window:
+        if now - actual > window or (max_buffered and len(rec.buffered) >= max_buffered):
             rec.info.missed_catchup_window += 1
             continue
         rec.buffered.append(pb.ScheduleBufferedAction(nominal_time_ms=processed, actual_time_ms=actual))
@@ -166,15 +175,28 @@ def _collect_due(rec: pb.ScheduleRecord, sid: str, now: int) -> None:
     rec.last_processed_ms = processed
 
 
-async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleRecord, now: int) -> None:
-    """Start the buffered actions the overlap policies allow now; keep the ones that must wait."""
+async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleRecord, now: int) -> int | None:
+    """Start the buffered actions the overlap policies allow now; keep the ones that must wait.
+
+    Each start is paced like a client's: it takes a token of the namespace's ``rps_limit``
+    (``ctx.start_tokens``) and goes through start admission. When no token is there, the
+    action and those after it stay buffered, and the fire returns when the next token is due
+    (epoch ms) for the schedule's timer; likewise (returning now: the timer fires again at
+    once) when admission did not let it in within ``SCHEDULE_ADMISSION_WAIT``, after
+    ``MAX_STARTS_PER_FIRE`` starts, or after ``start_admission_wait`` seconds in one fire, so
+    the record with the progress so far is written and the schedule's lock let go between
+    turns (a pause gets in). None: nothing paced.
+    """
     from spindle.controlplane.schedules._wire import effective_overlap
 
     waiting: list[pb.ScheduleBufferedAction] = []
     state = rec.schedule.state
     pending = list(rec.buffered)
     del rec.buffered[:]
-    for action in pending:
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + ctx.config.start_admission_wait
+    started = 0
+    for i, action in enumerate(pending):
         if waiting:
             waiting.append(action)  # keep order behind an action that waits
             continue
@@ -194,19 +216,33 @@ async def _take_actions(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.Sc
                         pass
             waiting.append(action)
             continue
-        if running and policy == pb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER:
-            for ex in running:
-                try:
-                    await ctx.cross_shard.terminate(ns, ex, f"schedule {sid}: TERMINATE_OTHER", pb.Payloads(),
-                                                    "spindle-schedule")
-                except (NotFound, FailedPrecondition):
-                    pass
-            del rec.info.running_workflows[:]
-        await _start(ctx, ns, sid, rec, action, now)
+        if started >= MAX_STARTS_PER_FIRE or (started and loop.time() >= give_up):
+            rec.buffered.extend(pending[i:])  # the rest in the next fire, right away
+            return now
+        async with ctx.admission.admit(ns.id, SCHEDULE_ADMISSION_WAIT) as admitted:
+            wait = ctx.start_tokens.take(ns) if admitted else 0.0
+            if admitted and not wait:
+                if running and policy == pb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER:
+                    for ex in running:
+                        try:
+                            await ctx.cross_shard.terminate(ns, ex, f"schedule {sid}: TERMINATE_OTHER", pb.Payloads(),
+                                                            "spindle-schedule")
+                        except (NotFound, FailedPrecondition):
+                            pass
+                    del rec.info.running_workflows[:]
+                await _start(ctx, ns, sid, rec, action, now)
+        if not admitted:  # the namespace's admission budget is full: the rest in the next fire, right away
+            rec.buffered.extend(pending[i:])
+            return now
+        if wait > 0:  # paced: the rest when the namespace's next token is due
+            rec.buffered.extend(pending[i:])
+            return now + max(1, math.ceil(wait * 1000))
+        started += 1
     if waiting:  # BUFFER_ONE keeps only the first action that waits
         first = effective_overlap(waiting[0].overlap_policy, rec.schedule)
         rec.buffered.extend(waiting[:1] if first == pb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE else waiting)
         rec.info.overlap_skipped += len(waiting) - len(rec.buffered)
+    return None
 
 
 async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleRecord,
@@ -246,4 +282,4 @@ async def _start(ctx: HistoryContext, ns: Namespace, sid: str, rec: pb.ScheduleR
     rec.info.running_workflows.append(pb.WorkflowExecution(workflow_id=wid, run_id=run_id))
 
 
-__all__ = ["MAX_MISSED_COUNTED", "RECENT_ACTIONS", "fired", "refresh_running", "run_closed", "workflow_id_for"]
+__all__ = ["MAX_MISSED_COUNTED", "MAX_STARTS_PER_FIRE", "RECENT_ACTIONS", "fired", "refresh_running", "run_closed", "workflow_id_for"]

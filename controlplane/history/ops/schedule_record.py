@@ -47,10 +47,11 @@ def calendar(rec: pb.ScheduleRecord) -> CalendarSpec:
     return calendar_of(rec.schedule.spec)
 
 
-def wants_timer_at(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int) -> int | None:
+def wants_timer_at(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int, buffered_at_ms: int | None = None) -> int | None:
     """When the schedule's timer should fire, or None (nothing to do until a client acts).
 
     Actions waiting for a running workflow are taken when it closes (:func:`run_closed`): no timer for them.
+    Other buffered actions are taken at ``buffered_at_ms`` (when pacing lets them go) or now.
     """
     state = rec.schedule.state
     at: int | None = None
@@ -58,7 +59,8 @@ def wants_timer_at(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int) -> int
         nxt = next_times(calendar(rec), from_ms(rec.last_processed_ms), 1, schedule_id=schedule_id)
         at = to_ms(nxt[0].actual) if nxt else None
     if rec.buffered and not (rec.info.running_workflows and waits(rec, rec.buffered[0])):
-        at = now_ms if at is None else min(at, now_ms)
+        go = now_ms if buffered_at_ms is None else buffered_at_ms
+        at = go if at is None else min(at, go)
     return at
 
 
@@ -84,11 +86,12 @@ def future_action_times(rec: pb.ScheduleRecord, schedule_id: str, now_ms: int, n
 
 
 async def write(ctx: HistoryContext, ns: Namespace, schedule_id: str, rec: pb.ScheduleRecord, *,
-                expected_version: int | None, delete: bool = False) -> int:
+                expected_version: int | None, delete: bool = False, buffered_at_ms: int | None = None) -> int:
     """Write ``rec`` (or delete it) with its next timer in one mutation; returns the new version.
 
-    The old timer row (named by the record as stored) is deleted, the next one (``wants_timer_at``)
-    inserted and armed after the commit.
+    The old timer row (named by the record as stored) is deleted, the next one (``wants_timer_at``;
+    ``buffered_at_ms``: when paced buffered actions may go) inserted and armed after the commit.
+    Pacing is durable so: the actions still to start are in the record, their time in the timer row.
 
     Raises:
         ShardNotOwned: this process does not own the schedule's shard (retry at the owner).
@@ -105,7 +108,7 @@ async def write(ctx: HistoryContext, ns: Namespace, schedule_id: str, rec: pb.Sc
         assert expected_version is not None
         m.schedule_delete = (ns.id, schedule_id, expected_version)
     else:
-        at = wants_timer_at(rec, schedule_id, now)
+        at = wants_timer_at(rec, schedule_id, now, buffered_at_ms)
         rec.timer_fire_time_ms = rec.timer_task_id = 0
         if at is not None:
             timer = Task(TM_SCHEDULE, ns.id, schedule_id, "", task_id=shard.next_task_id(), fire_time_ms=at)

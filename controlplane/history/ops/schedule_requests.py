@@ -11,16 +11,14 @@ from typing import Any
 
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
-from spindle.controlplane.errors import AlreadyExists, FailedPrecondition, InvalidArgument
+from spindle.controlplane.errors import AlreadyExists, FailedPrecondition
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.schedules._wire import from_ms, to_ms
 
 from .._context import HistoryContext
 from .schedule import refresh_running
+from .schedule_limits import buffered_room, check_room_for_a_schedule, over_buffered
 from .schedule_record import calendar, conflict_token, decode, future_action_times, load, lock, write
-
-#: Most actions that may wait at once (backfills and buffered overlaps).
-MAX_BUFFERED = 10_000
 
 
 async def create(ctx: HistoryContext, ns: Namespace, req: svc.CreateScheduleRequest) -> svc.CreateScheduleResponse:
@@ -28,6 +26,7 @@ async def create(ctx: HistoryContext, ns: Namespace, req: svc.CreateScheduleRequ
 
     Raises:
         AlreadyExists: the id is taken (by another request).
+        ResourceExhausted: the namespace has ``namespace_max_schedules`` schedules (``schedule_limits``).
     """
     sid = req.schedule_id
     async with lock(ctx, ns.id, sid):
@@ -37,6 +36,7 @@ async def create(ctx: HistoryContext, ns: Namespace, req: svc.CreateScheduleRequ
             if req.request_id and rec.create_request_id == req.request_id:
                 return svc.CreateScheduleResponse(conflict_token=conflict_token(rec))
             raise AlreadyExists(f"schedule_id: schedule {sid!r} already exists in namespace {ns.name!r}")
+        await check_room_for_a_schedule(ctx, ns)
         now = ctx.clock.now_ms()
         rec = pb.ScheduleRecord(schedule=req.schedule, namespace_name=ns.name, last_processed_ms=now,
                                 conflict_token=1, create_request_id=req.request_id)
@@ -100,12 +100,20 @@ def update(ctx: HistoryContext, ns: Namespace, req: svc.UpdateScheduleRequest) -
     return _change(ctx, ns, req.schedule_id, apply, token=req.conflict_token)
 
 
-def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest) -> Coroutine[Any, Any, None]:
+async def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest) -> None:
     """Pause or unpause (with a note), trigger an action now, backfill ranges (checked by the frontend).
 
     Unpausing does not take the actions due while paused: they were skipped (no burst).
+    Triggered and backfilled actions wait in the record and are started at the namespace's
+    ``rps_limit`` (``schedule``).
+
+    Raises:
+        ResourceExhausted: the actions would take the namespace over ``namespace_max_buffered_actions``.
     """
     p = req.patch
+    adds = p.HasField("trigger_immediately") or bool(p.backfill_request)
+    room = await buffered_room(ctx, ns, req.schedule_id) if adds else None
+    limit = ctx.config.namespace_max_buffered_actions
 
     def apply(rec: pb.ScheduleRecord, now: int) -> None:
         state = rec.schedule.state
@@ -117,6 +125,8 @@ def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest) -> 
         if p.HasField("trigger_immediately"):
             rec.buffered.append(pb.ScheduleBufferedAction(nominal_time_ms=now, actual_time_ms=now, manual=True,
                                                           overlap_policy=p.trigger_immediately.overlap_policy))
+            if room is not None and len(rec.buffered) > room:
+                raise over_buffered(ns, limit, "patch.trigger_immediately")
         if p.backfill_request:
             cal = calendar(rec)
             from spindle.controlplane.schedules import times_between
@@ -127,11 +137,10 @@ def patch(ctx: HistoryContext, ns: Namespace, req: svc.PatchScheduleRequest) -> 
                     rec.buffered.append(pb.ScheduleBufferedAction(
                         nominal_time_ms=to_ms(t.nominal), actual_time_ms=to_ms(t.nominal), manual=True,
                         overlap_policy=b.overlap_policy))
-                    if len(rec.buffered) > MAX_BUFFERED:
-                        raise InvalidArgument(f"patch.backfill_request: over {MAX_BUFFERED} actions would wait at once; "
-                                              "backfill a shorter range (and the rest when these ran)")
+                    if room is not None and len(rec.buffered) > room:
+                        raise over_buffered(ns, limit, "patch.backfill_request")
 
-    return _change(ctx, ns, req.schedule_id, apply)
+    await _change(ctx, ns, req.schedule_id, apply)
 
 
 async def delete(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> None:
@@ -141,4 +150,4 @@ async def delete(ctx: HistoryContext, ns: Namespace, schedule_id: str) -> None:
         await write(ctx, ns, schedule_id, rec, expected_version=row.version, delete=True)
 
 
-__all__ = ["MAX_BUFFERED", "create", "delete", "describe", "list_page", "patch", "update"]
+__all__ = ["create", "delete", "describe", "list_page", "patch", "update"]

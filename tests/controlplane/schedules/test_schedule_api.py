@@ -185,7 +185,8 @@ async def test_bad_requests_name_the_field(cp: Any) -> None:
     await expect(stub.PatchSchedule(trig), grpc.StatusCode.INVALID_ARGUMENT, "patch.trigger_immediately.overlap_policy")
     huge = svc.PatchScheduleRequest(namespace="default", schedule_id="s")
     huge.patch.backfill_request.add(start_time_ms=0, end_time_ms=T0_MS)  # 20,000 daily actions
-    await expect(stub.PatchSchedule(huge), grpc.StatusCode.INVALID_ARGUMENT, "patch.backfill_request", "10000")
+    await expect(stub.PatchSchedule(huge), grpc.StatusCode.RESOURCE_EXHAUSTED, "patch.backfill_request", "10000",
+                 "namespace_max_buffered_actions")
     await expect(stub.PatchSchedule(svc.PatchScheduleRequest(namespace="default", schedule_id="nope",
                                                              patch=svc.SchedulePatch(pause="x"))),
                  grpc.StatusCode.NOT_FOUND, "nope")
