@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import uuid
 
@@ -30,6 +31,7 @@ from grpc_status import rpc_status
 
 from spindle import activity, workflow
 from spindle.api import RETRY_AFTER_KEY, service_pb2_grpc
+from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
 from spindle.client import Client
 from spindle.controlplane.matching import KIND_ACTIVITY, Matching
@@ -311,6 +313,72 @@ async def test_worker_polls_are_not_counted_against_the_rps_limit(server: DevSer
             assert await asyncio.wait_for(h.result(), 50) == 7
     finally:
         await ac.close()
+
+
+# ---------------------------------------------------------------------- schedules and backfills in the flood
+def every_second(prefix: str) -> pb.Schedule:
+    return pb.Schedule(spec=pb.ScheduleSpec(intervals=[pb.ScheduleIntervalSpec(every_ms=1000)]),
+                       action=pb.ScheduleActionStartWorkflow(workflow_id=prefix, workflow_type="IsoEcho",
+                                                             task_queue="q-none"),
+                       policies=pb.SchedulePolicies(overlap_policy=pb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL))
+
+
+async def paying(call: Any, req: Any) -> Any:
+    """One call, again while its namespace is over its rps_limit (nothing else is retried)."""
+    for _ in range(300):
+        try:
+            return await call(req, timeout=10)
+        except grpc.aio.AioRpcError as e:
+            if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or "(rps_limit)" not in (e.details() or ""):
+                raise
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"{req} never got a token")
+
+
+@pytest.mark.serial  # measures latency under load
+async def test_b_start_latency_holds_while_a_floods_with_starts_schedules_and_backfills(
+        server: DevServer, admin: Client) -> None:
+    """Security issue 26, finding 2: A (rps_limit 5) floods through client starts and three 1-second
+    ALLOW_ALL schedules backfilled with 2,000 actions each; A's starts are held to its budget and B's start
+    latency stays low (before, schedules started 800 runs a second past A's limit and B's p99 rose)."""
+    a, b = uid("iso-sf-a"), uid("iso-sf-b")
+    await admin.create_namespace(a, rps_limit=5)
+    await admin.create_namespace(b)
+    bc = await Client.connect(server.address, namespace=b)
+    async with raw(server.address) as stub, Worker(bc, task_queue="q-b", workflows=[IsoEcho]):
+        for i in range(3):
+            await paying(stub.CreateSchedule, svc.CreateScheduleRequest(namespace=a, schedule_id=f"s{i}",
+                                                                        schedule=every_second(f"sf{i}")))
+        for i in range(3):
+            patch = svc.PatchScheduleRequest(namespace=a, schedule_id=f"s{i}")
+            patch.patch.backfill_request.add(start_time_ms=1_700_000_000_000, end_time_ms=1_700_000_000_000 + 1_999_000)
+            await paying(stub.PatchSchedule, patch)
+        await bc.execute_workflow(IsoEcho.run, 0, id="b-warm", task_queue="q-b")
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        flood = [asyncio.ensure_future(stub.StartWorkflowExecution(start_req(a, f"fl-{i}"), timeout=30))
+                 for i in range(300)]
+        latencies = []
+        for i in range(100):
+            s = loop.time()
+            await stub.StartWorkflowExecution(start_req(b, f"b-{i}", "q-b"), timeout=10)
+            latencies.append(loop.time() - s)
+            await asyncio.sleep(0.02)
+        elapsed = loop.time() - t0
+        await asyncio.gather(*flood, return_exceptions=True)
+        for i in range(3):  # the rest of the backfills would keep this server busy for the other tests
+            await paying(stub.DeleteSchedule, svc.DeleteScheduleRequest(namespace=a, schedule_id=f"s{i}"))
+    await bc.close()
+    latencies.sort()
+    assert latencies[98] < 0.05, f"B's p99 start latency {latencies[98] * 1000:.0f} ms (max {latencies[-1] * 1000:.0f})"
+    conn = sqlite3.connect(f"file:{server.db}?mode=ro", uri=True)
+    try:
+        a_id = conn.execute("SELECT id FROM namespaces WHERE name=?", (a,)).fetchone()[0]
+        started = conn.execute("SELECT count(*) FROM executions WHERE namespace_id=?", (a_id,)).fetchone()[0]
+    finally:
+        conn.close()
+    # a bucket's worth, then 5 a second (the calls above paid some of them): never 800 a second
+    assert started <= 5 + 5 * (elapsed + 3), (started, elapsed)
 
 
 # ---------------------------------------------------------------------- rps_limit on the namespace
