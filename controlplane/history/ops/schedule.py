@@ -12,6 +12,11 @@ no timer: the run's close (its ``T_CLOSE`` transfer task, durable and retried) c
 :func:`run_closed` through the cross-shard port, which takes them then.
 Firing is :func:`fired` (called by the timer executor); a timer that fires but is no longer
 the record's (the schedule changed meanwhile) is dropped.
+
+Actions are starts the server makes, so they pay the namespace's budgets (security issue 26,
+finding 2): each takes a token of the namespace's ``rps_limit`` (``ctx.start_tokens``) and
+goes through start admission; an action that cannot go yet stays buffered in the record and
+the timer is written for when it can (paced, never dropped; see ``_take_actions``).
 """
 
 from __future__ import annotations
