@@ -1,12 +1,16 @@
 """The client's erasure calls (issue 26): delete_workflow, count_erasure, start_erasure, ErasureJob, list_batch_operations.
 
-Unit tests against a scripted stub check the requests the client sends and what it makes of the answers.
+Unit tests against a scripted stub check the requests the client sends and what it makes of the answers;
+the end-to-end tests at the bottom run them against an in-process control plane.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -152,3 +156,66 @@ def test_the_raw_service_has_the_erasure_rpcs(client: Client) -> None:
     for name in ("delete_workflow_execution", "start_batch_operation", "describe_batch_operation",
                  "list_batch_operations"):
         assert callable(getattr(client.workflow_service, name))
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+@pytest.fixture
+async def live(tmp_path: Path) -> AsyncIterator[Client]:
+    from spindle.controlplane.config import ServerConfig
+    from spindle.controlplane.server import ControlPlane, serve
+    from spindle.controlplane.store.sqlite import SqliteStore
+
+    cp = ControlPlane(SqliteStore(str(tmp_path / "e.db")), ServerConfig(num_shards=2),
+                      default_search_attributes={"CustomerId": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD})
+    await cp.start()
+    server, port = await serve(cp, "127.0.0.1", 0)
+    client = await Client.connect(f"127.0.0.1:{port}")
+    try:
+        yield client
+    finally:
+        await client.close()
+        await server.stop(0)
+        await cp.stop()
+
+
+async def settle(client: Client, query: str, want: int, timeout: float = 10) -> None:
+    end = asyncio.get_running_loop().time() + timeout
+    while (got := await client.count_workflows(query)) != want:
+        assert asyncio.get_running_loop().time() < end, f"{query!r}: {got}, expected {want}"
+        await asyncio.sleep(0.05)
+
+
+async def test_end_to_end_delete_dry_run_and_job(live: Client) -> None:
+    client = live
+    for i in range(3):
+        await client.start_workflow("Order", id=f"c42-{i}", task_queue="nobody",
+                                    search_attributes={"CustomerId": "c-42"})
+    await client.start_workflow("Order", id="c7", task_queue="nobody", search_attributes={"CustomerId": "c-7"})
+    await client.start_workflow("Order", id="solo", task_queue="nobody", search_attributes={"CustomerId": "c-1"})
+    await settle(client, "", 5)
+
+    # one run: gone from everywhere; doing it again is OK
+    await client.delete_workflow("solo", reason="gdpr 1")
+    await client.delete_workflow("solo", reason="gdpr 1")
+    await settle(client, "CustomerId = 'c-1'", 0)
+
+    # the dry run counts and changes nothing
+    assert await client.count_erasure("CustomerId = 'c-42'") == ErasureCount("CustomerId = 'c-42'", 3, 3)
+    assert await client.count_workflows("CustomerId = 'c-42'") == 3
+
+    job = await client.start_erasure("CustomerId = 'c-42'", reason="gdpr 2", job_id="gdpr-2")
+    final = await job.wait(poll_interval=0.1, timeout=30)
+    assert final.state is BatchOperationState.COMPLETED, final
+    assert (final.total, final.completed, final.terminated, final.failed) == (3, 3, 3, 0)
+    assert final.query == "CustomerId = 'c-42'" and final.reason == "gdpr 2"
+    await settle(client, "CustomerId = 'c-42'", 0)
+    assert await client.count_workflows("") == 1  # c-7 untouched
+    # the same job again: accepted, nothing new; another request under its id: ALREADY_EXISTS
+    assert (await client.start_erasure("CustomerId = 'c-42'", reason="gdpr 2", job_id="gdpr-2")).job_id == "gdpr-2"
+    with pytest.raises(RPCError) as e:
+        await client.start_erasure("CustomerId = 'c-7'", reason="gdpr 2", job_id="gdpr-2")
+    assert e.value.status == "ALREADY_EXISTS"
+    assert [d.job_id for d in await client.list_batch_operations()] == ["gdpr-2"]
+    with pytest.raises(RPCError) as e:
+        await client.start_erasure("CustomerId = ", reason="x")
+    assert e.value.status == "INVALID_ARGUMENT"
