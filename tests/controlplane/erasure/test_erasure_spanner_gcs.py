@@ -11,7 +11,6 @@ import gzip
 import importlib.util
 import json
 import signal
-import sys
 import time
 
 from datetime import timedelta
@@ -26,17 +25,18 @@ from spindle.api import service_pb2 as svc
 from spindle.client import BatchOperationState, Client, ErasureJob
 from spindle.exceptions import RPCError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
-from _members import Member, setup_schema, write_config  # noqa: E402  (tests/controlplane/cluster)
 
-
-def _archival_conftest() -> Any:
-    path = Path(__file__).resolve().parents[1] / "archival" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("archival_fixtures_for_erasure", path)
+def _load(relative: str, name: str) -> Any:
+    """A helper module of another test folder, loaded by path (no sys.path change, no name clash)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / relative)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+_members = _load("cluster/_members.py", "cluster_members_for_erasure")  # spindle server start child processes
+Member, setup_schema, write_config = _members.Member, _members.setup_schema, _members.write_config
 
 
 spanner_instance = spanner_instance_fixture()
@@ -50,7 +50,7 @@ THRESHOLD = 1024
 
 @pytest.fixture
 def gcs(monkeypatch: pytest.MonkeyPatch) -> Any:
-    fixtures = _archival_conftest()
+    fixtures = _load("archival/conftest.py", "archival_fixtures_for_erasure")
     pytest.importorskip("google.cloud.storage")
     server = fixtures.FakeGcs(fixtures.free_port())
     server.start()
@@ -146,7 +146,7 @@ def test_erasure_job_survives_kill_9_on_spanner_and_gcs(spanner_instance: Spanne
         member.stop()
 
 
-async def _scenario(member: Member, database: Any, blob_bucket: str, archive_bucket: str) -> None:
+async def _scenario(member: Any, database: Any, blob_bucket: str, archive_bucket: str) -> None:
     admin = await Client.connect(member.address)
     await admin.create_namespace(NS, retention=timedelta(seconds=2), search_attributes={"CustomerId": "Keyword"})
     client = await Client.connect(member.address, namespace=NS)
