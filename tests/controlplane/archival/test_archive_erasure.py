@@ -213,3 +213,36 @@ def test_archived_run_record_and_matcher() -> None:
         archived_run_matcher("Amount = 'x'", TYPES)
     with pytest.raises(ValueError):
         archived_run_matcher("", {"bad name": "Keyword"})
+
+
+async def test_a_run_archived_while_the_pointer_is_rewritten_ends_up_latest(tmp_path: Path) -> None:
+    """Retention archives a newer run of the workflow just before the erasure writes latest.json: the erasure sees
+    the new run when it lists again and points latest.json at it (not at the older run it had computed)."""
+    base = LocalObjectStore(str(tmp_path))
+    arch = await archive_world(base)
+
+    class Racing(LocalObjectStore):
+        raced = False
+
+        async def put(self, key: str, data: bytes, *, if_absent: bool = False) -> None:
+            if key.endswith("wf-a/latest.json") and not Racing.raced:
+                Racing.raced = True  # the concurrent retention: object and pointer written first
+                await HistoryArchiver(base).archive(NS, "wf-a", "r9", history("c-7", 4500, 5000).events, 5000)
+            await super().put(key, data, if_absent=if_absent)
+
+    store = Racing(str(tmp_path))
+    assert await erase_archived_run(store, NS, "wf-a", "r3") is True
+    assert Racing.raced
+    assert await arch.latest_run_id(NS, "wf-a") == "r9"
+
+
+def test_the_matcher_takes_a_namespaces_own_attribute_types() -> None:
+    from spindle.api import service_pb2 as svc
+    from spindle.controlplane.namespaces import Namespace
+
+    ns = Namespace(id="n1", name="n", search_attributes={"CustomerId": svc.SEARCH_ATTRIBUTE_TYPE_KEYWORD,
+                                                         "Due": svc.SEARCH_ATTRIBUTE_TYPE_DATETIME})
+    types = ns.search_attribute_type_names  # what the server passes: registered and system attributes
+    run = ArchivedRun.from_history("wf", "r1", history("c-1", 1000, 2000, extra={"Due": b'"2024-05-01T00:00:00Z"'}))
+    assert archived_run_matcher("CustomerId = 'c-1' AND Due = '2024-05-01T00:00:00Z'", types)(run)
+    assert not archived_run_matcher("ScheduledById = 'x'", types)(run)  # a system attribute: known, absent
