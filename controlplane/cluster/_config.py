@@ -40,6 +40,7 @@ Durations are seconds (numbers) or strings with a unit (``500ms``, ``10s``, ``1m
 from __future__ import annotations
 
 import re
+import ssl
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,6 +205,15 @@ def _public_tls(raw: object) -> ServerTLS:
     return tls
 
 
+_PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
+
+
+def _ca_certificates(path: str) -> set[bytes]:
+    """The certificates of a PEM bundle, each as DER (so that two bundles sharing one CA are found out)."""
+    return {ssl.PEM_cert_to_DER_cert(m.group(0).decode("ascii"))
+            for m in _PEM_CERTIFICATE.finditer(Path(path).read_bytes())}
+
+
 def _internal(raw: object, public_tls: ServerTLS | None) -> InternalConfig:
     body = raw if raw is not None else {}
     if not isinstance(body, dict) or set(body) - {"listen", "advertise", "tls"}:
@@ -218,10 +228,10 @@ def _internal(raw: object, public_tls: ServerTLS | None) -> InternalConfig:
         except TLSFileError as e:
             raise ConfigError(str(e)) from None
         if public_tls is not None and public_tls.client_ca_file and \
-                Path(public_tls.client_ca_file).read_bytes().strip() == Path(tls.ca_file).read_bytes().strip():
-            raise ConfigError("internal.tls.ca_file: the same CA as tls.client_ca_file: every client certificate "
-                              "would also be a member certificate (and could call the internal RPC); "
-                              "give members a CA of their own")
+                _ca_certificates(public_tls.client_ca_file) & _ca_certificates(tls.ca_file):
+            raise ConfigError("internal.tls.ca_file: the same CA as tls.client_ca_file (a CA certificate both files "
+                              "hold): every client certificate it signs would also be a member certificate (and "
+                              "could call the internal RPC); give members a CA of their own")
     listen = str(body.get("listen") or ("0.0.0.0:7234" if tls else "127.0.0.1:0"))
     advertise = str(body.get("advertise") or "")
     host = _host(listen, "internal.listen")

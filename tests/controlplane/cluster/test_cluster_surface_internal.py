@@ -301,8 +301,8 @@ async def test_open_finding_without_internal_tls_any_local_process_runs_internal
         await node.stop()
 
 
-def test_open_finding_a_ca_bundle_shared_by_both_listeners_is_not_detected(pki: Pki, tmp_path: Path) -> None:
-    """The configuration refuses the same CA file contents for members and clients, not a bundle holding both."""
+def test_a_ca_bundle_shared_by_both_listeners_is_refused(pki: Pki, tmp_path: Path) -> None:
+    """The configuration refuses a member CA that the client CA file holds too, alone or in a bundle."""
     from spindle.controlplane.cluster import ConfigError, parse_config
 
     bundle = tmp_path / "cluster-and-client-ca.crt"
@@ -319,5 +319,8 @@ def test_open_finding_a_ca_bundle_shared_by_both_listeners_is_not_detected(pki: 
     with pytest.raises(ConfigError, match="the same CA as tls.client_ca_file"):
         parse_config(data)  # the same file contents: refused
     data["internal"]["tls"]["ca_file"] = str(bundle)
-    cfg = parse_config(data)  # a bundle that also holds the client CA: accepted (every client cert is a member's)
-    assert cfg.internal.tls is not None and cfg.internal.tls.ca_file == str(bundle)
+    with pytest.raises(ConfigError, match="a CA certificate both files hold"):
+        parse_config(data)  # a bundle that also holds the client CA: refused (every client cert would be a member's)
+    data["internal"]["tls"]["ca_file"] = str(pki.cluster_ca_file)
+    cfg = parse_config(data)  # the members' own CA: accepted
+    assert cfg.internal.tls is not None and cfg.internal.tls.ca_file == str(pki.cluster_ca_file)
