@@ -18,7 +18,10 @@ Operations (``{"op": ...}``):
 
 Who can call it: it is served on the member's internal listener only (``_node``), which
 requires the cluster CA's certificates when ``internal.tls`` is set and is bound to
-loopback otherwise; the public listener does not serve it. What it accepts: every
+loopback otherwise; the public listener does not serve it. Without ``internal.tls`` a call
+must also carry the cluster's member token (``_peers.MEMBER_TOKEN_HEADER``), or it is
+refused with UNAUTHENTICATED before anything runs: loopback alone would let any local
+process run operations that skip API keys. What it accepts: every
 operation checks its parameters (a missing or mistyped one is INVALID_ARGUMENT naming it),
 and the requests it runs pass the frontend's own checks: ``forward`` runs the frontend
 method itself, ``start_workflow`` runs ``check_start_request`` (ids, timeouts, payload
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import hmac
 import itertools
 import json
 import logging
@@ -62,7 +66,7 @@ from spindle.controlplane.history import HistoryEngine
 from spindle.controlplane.matching import KIND_ACTIVITY, KIND_WORKFLOW, TaskRef
 from spindle.controlplane.store import Mutation, StoreError
 
-from ._peers import METHOD, NOT_OWNER, b64, unb64
+from ._peers import MEMBER_TOKEN_HEADER, METHOD, NOT_OWNER, b64, unb64
 
 log = logging.getLogger("spindle.cluster")
 
@@ -137,12 +141,22 @@ def _msg(p: dict[str, Any], key: str, cls: type[Message]) -> Any:
         raise InvalidArgument(f"{key}: not a serialized {cls.DESCRIPTOR.name}") from None
 
 
+def _carries(context: grpc.aio.ServicerContext, header: str, token: str) -> bool:
+    """Whether the call's metadata holds ``header`` with the value ``token`` (compared in constant time)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == header and isinstance(value, str) and hmac.compare_digest(value.encode(), token.encode()):
+            return True
+    return False
+
+
 class InternalService:
     """Serves the internal operations of one member."""
 
     def __init__(self, frontend: FrontendService, engine: HistoryEngine, member_id: str,
-                 stats: Callable[[], dict[str, Any]]) -> None:
+                 stats: Callable[[], dict[str, Any]], *, require_token: bytes = b"") -> None:
+        """``require_token``: the member token a call must carry (empty: none asked, the listener has mutual TLS)."""
         self.frontend = frontend
+        self._expected = (MEMBER_TOKEN_HEADER, require_token.hex()) if require_token else None
         self.engine = engine
         self.member_id = member_id
         self._stats = stats
@@ -157,6 +171,10 @@ class InternalService:
 
     async def _serve(self, raw: bytes, context: grpc.aio.ServicerContext) -> bytes:
         remaining = context.time_remaining()
+        if self._expected is not None and not _carries(context, *self._expected):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "not a member of this cluster: the internal listener takes calls only from members "
+                                "(they carry the cluster's member token)")
         try:
             try:
                 payload = json.loads(raw)

@@ -41,7 +41,7 @@ from ._engine import ClusterCrossShard, Router
 from ._frontend import ClusterFrontend
 from ._internal import InternalService
 from ._leases import LeaseManager
-from ._peers import Peers
+from ._peers import Peers, member_token
 
 log = logging.getLogger("spindle.cluster")
 
@@ -144,7 +144,10 @@ class ClusterNode:
         if self.config.auth.bootstrap_admin_key_file:
             self.auth_notes.append(await bootstrap_admin_key(self.api_keys, self.config.auth.bootstrap_admin_key_file))
         await self.engine.start(() if self.clustered else None)
-        internal = InternalService(self.inner, self.engine, self.member_id, self.stats)
+        if self.clustered:  # every member reads (the first one creates) the token members show each other
+            self.peers.token = await member_token(self.store)
+        internal = InternalService(self.inner, self.engine, self.member_id, self.stats,
+                                   require_token=self.peers.token if self.config.internal.tls is None else b"")
         self.server = grpc.aio.server(options=server_options(self.server_config, GRPC_OPTIONS))
         host, port = _split(self.config.listen)
         self.port = _bind(self.server, f"{host}:{port}", self.config, "tls")

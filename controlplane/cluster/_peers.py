@@ -9,7 +9,11 @@ handler keeps the public ``.proto`` free of cluster internals.
 It is served on the member's internal listener only (``internal.advertise``, the
 address in the membership row), never on the public one. With ``internal.tls`` the
 channels present this member's certificate and check the peer's against the cluster CA
-(mutual TLS); when the files change, new channels use the new certificate.
+(mutual TLS); when the files change, new channels use the new certificate. Every call
+also carries the cluster's member token (``MEMBER_TOKEN_HEADER``): a secret the members
+share through the store (the server secret ``cluster_member_token``). A member whose
+internal listener has no TLS (loopback only) refuses a call without it, so another process
+on the machine cannot run internal operations (which skip API keys) by dialling the port.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import asyncio
 import base64
 import json
 import logging
+import secrets
+import time
 
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -26,10 +32,15 @@ import grpc
 
 from spindle.controlplane import errors
 from spindle.controlplane._tls import MemberTLS, TLSFileError
+from spindle.controlplane.store import ServerSecret, Store
 
 log = logging.getLogger("spindle.cluster")
 
 METHOD = "/spindle.cluster.v1.Internal/Call"
+#: The metadata key of the member token every internal call carries.
+MEMBER_TOKEN_HEADER = "x-spindle-member-token"
+#: The server secret holding the member token (created by the first member, shared through the store).
+MEMBER_TOKEN_SECRET = "cluster_member_token"
 _CODES: dict[grpc.StatusCode, type[errors.ServiceError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidArgument,
     grpc.StatusCode.NOT_FOUND: errors.NotFound,
@@ -73,11 +84,22 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024),
                     ("grpc.max_send_message_length", 64 * 1024 * 1024)]
 
 
-class Peers:
-    """Channels to other members, by internal address (mutual TLS with ``tls``, else plaintext on loopback)."""
+async def member_token(store: Store) -> bytes:
+    """The cluster's member token: read from the store, created there by the first member to ask."""
+    stored = await store.add_server_secret(ServerSecret(MEMBER_TOKEN_SECRET, secrets.token_bytes(32),
+                                                        int(time.time() * 1000)))
+    return stored.value
 
-    def __init__(self, tls: MemberTLS | None = None) -> None:
+
+class Peers:
+    """Channels to other members, by internal address (mutual TLS with ``tls``, else plaintext on loopback).
+
+    ``token`` is the cluster's member token, sent with every call (set once the store is open).
+    """
+
+    def __init__(self, tls: MemberTLS | None = None, token: bytes = b"") -> None:
         self._tls = tls
+        self.token = token
         self._watch = tls.watcher() if tls is not None else None
         self._creds = tls.channel_credentials() if tls is not None else None
         self._channels: dict[str, grpc.aio.Channel] = {}
@@ -125,7 +147,8 @@ class Peers:
     async def call(self, address: str, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Run one internal operation on the member at ``address``; raises ServiceError (mapped status)."""
         try:
-            raw = await self._call(address)(json.dumps(payload).encode(), timeout=timeout)
+            raw = await self._call(address)(json.dumps(payload).encode(), timeout=timeout,
+                                            metadata=((MEMBER_TOKEN_HEADER, self.token.hex()),) if self.token else None)
         except grpc.aio.AioRpcError as e:
             raise to_service_error(e) from None
         return json.loads(raw) if raw else {}
@@ -156,4 +179,5 @@ async def with_retry(fn: Callable[[], Awaitable[Any]], *, deadline: float, on_re
             await on_retry()
 
 
-__all__ = ["METHOD", "NOT_OWNER", "Peers", "b64", "to_service_error", "unb64", "with_retry"]
+__all__ = ["MEMBER_TOKEN_HEADER", "MEMBER_TOKEN_SECRET", "METHOD", "NOT_OWNER", "Peers", "b64", "member_token", "to_service_error",
+           "unb64", "with_retry"]

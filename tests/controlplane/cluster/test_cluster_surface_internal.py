@@ -269,9 +269,9 @@ async def test_a_replayed_task_completion_is_refused(member: ClusterNode, pki: P
 # open): the fix belongs to the cluster configuration (controlplane/cluster/_config.py), and
 # each test fails once it is fixed, so that whoever fixes it turns it into the refusal.
 
-async def test_open_finding_without_internal_tls_any_local_process_runs_internal_calls(
+async def test_without_internal_tls_a_local_process_without_the_member_token_is_refused(
         spanner_instance: SpannerTestInstance) -> None:
-    """Loopback plaintext internal listener + API keys on the public port: a local process needs no key."""
+    """Loopback plaintext internal listener + API keys on the public port: a local process must show the member token."""
     from spindle.controlplane.store.spanner import SpannerStore
 
     db = spanner_instance.new_database_id()
@@ -293,9 +293,17 @@ async def test_open_finding_without_internal_tls_any_local_process_runs_internal
                 await service_pb2_grpc.WorkflowServiceStub(ch).StartWorkflowExecution(
                     request, timeout=5)
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-        out = await peers.call(node.internal_address, {"op": "forward", "rpc": "StartWorkflowExecution",
-                                                       "request": b64(request.SerializeToString())}, timeout=10)
-        assert svc.StartWorkflowExecutionResponse.FromString(unb64(out["response"])).run_id  # started, no key
+        forward = {"op": "forward", "rpc": "StartWorkflowExecution", "request": b64(request.SerializeToString())}
+        for token in (b"", b"\x00" * 32, node.peers.token[:-1] + b"x"):  # none, a guess, nearly right
+            peers.token = token
+            with pytest.raises(ServiceError, match="not a member of this cluster") as refused:
+                await peers.call(node.internal_address, forward, timeout=10)
+            assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
+        assert await node.store.get_current(node.engine.namespaces.get("default").id,
+                                            request.workflow_id) is None  # nothing ran
+        peers.token = node.peers.token  # a member (it read the token from the store) gets through
+        out = await peers.call(node.internal_address, forward, timeout=10)
+        assert svc.StartWorkflowExecutionResponse.FromString(unb64(out["response"])).run_id
     finally:
         await peers.close()
         await node.stop()
