@@ -219,6 +219,8 @@ variable "server_settings" {
       "start_admission_per_worker",
       "namespace_rps_limit",
       "namespace_rps_limit_max",
+      "namespace_max_schedules",
+      "namespace_max_buffered_actions",
       "task_queue_min_rate",
       "task_queue_max_rate",
       "max_connections",
