@@ -6,7 +6,9 @@ for RUNNING jobs it owns and is not running yet (after a restart: the ones a cra
 
 A job's run, each step durable before the next:
 
-1. phase LIVE, page after page: the executions of ``(<query>) AND StartTime <= cutoff``. The
+1. phase LIVE, page after page: the executions of ``(<query>) AND StartTime <= cutoff`` (the
+   last, empty, page is read at least ``visibility_settle`` seconds after the cutoff, so the
+   visibility row of a run started just before it is there). The
    page is written to the job record (``in_flight``, with its runs' blob keys) BEFORE any of it
    is erased; each run is then erased through ``erase`` (``DeleteWorkflowExecution``: a run
    still running is terminated first), paced by the namespace's request rate (a refused call
@@ -64,7 +66,7 @@ class ErasureRunner:
     def __init__(self, jobs: ErasureJobs, store: Store, namespaces: NamespaceRegistry, erase: EraseRun,
                  collect_blobs: CollectBlobs, owns: Callable[[str, str], bool],
                  archive_of: Callable[[Namespace], Any | None], *, page_size: int = 100, max_rate: float = 200.0,
-                 poll_interval: float = 5.0, retry_delay: float = 5.0) -> None:
+                 poll_interval: float = 5.0, retry_delay: float = 5.0, visibility_settle: float = 2.0) -> None:
         self.jobs = jobs
         self.store = store
         self.namespaces = namespaces
@@ -76,6 +78,7 @@ class ErasureRunner:
         self.max_rate = max_rate
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
+        self.visibility_settle = visibility_settle
         self._dialect: Literal["sqlite", "spanner"] = "sqlite" if store.name == "sqlite" else "spanner"
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
@@ -186,6 +189,12 @@ class ErasureRunner:
             rows = await self.store.query_visibility(ns.id, where, params, order_by, self.page_size + len(failed), 0)
             page = [r for r in rows if (r.workflow_id, r.run_id) not in failed][: self.page_size]
             if not page:
+                # a run's visibility row is written shortly after its start (the shard's next ack batch):
+                # the pass that ends the phase must begin after every row of a run started by the cutoff landed
+                settle_ms = rec.cutoff_time_ms + int(self.visibility_settle * 1000) - self.jobs.clock.now_ms()
+                if settle_ms > 0:
+                    await asyncio.sleep(settle_ms / 1000)
+                    continue
                 if not failed:
                     return
                 await asyncio.sleep(self.retry_delay)  # a pass is over with failures: retry them
@@ -193,8 +202,9 @@ class ErasureRunner:
                 del rec.failed[:]
                 continue
             keys: set[str] = set()
-            for r in page:
-                rec.in_flight.add(workflow_id=r.workflow_id, run_id=r.run_id, running=r.status == 1)
+            for r in page:  # the execution row says whether it is running (its visibility row may lag)
+                row = await self.store.get_execution_row(ns.id, r.workflow_id, r.run_id)
+                rec.in_flight.add(workflow_id=r.workflow_id, run_id=r.run_id, running=row is not None and row.status == 1)
                 keys.update(await self.store.list_blob_refs(ns.id, r.workflow_id, r.run_id))
             rec.pending_blob_keys[:] = sorted(keys)
             await self.jobs.save(job)  # the page is durable before the first of it is erased

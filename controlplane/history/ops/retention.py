@@ -107,13 +107,21 @@ async def delete_run(ctx: HistoryContext, shard: Shard, namespace_id: str, workf
     m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
                  delete_execution=(namespace_id, workflow_id, run_id) if st is not None else None,
                  visibility_delete=[(namespace_id, run_id)], timer_delete=list(timer_delete))
-    await ctx.store.apply(m)
+    # A visibility upsert still queued for this run must not bring its row back. Taken out BEFORE the
+    # write: an ack batch that takes it while the delete is on its way would land after the delete.
+    # (One already on its way was queued before this write, which lands after it.)
+    mine = [v for v in shard.visibility if v.run_id == run_id and v.namespace_id == namespace_id]
+    if mine:
+        shard.visibility = [v for v in shard.visibility if not (v.run_id == run_id and v.namespace_id == namespace_id)]
+    try:
+        await ctx.store.apply(m)
+    except BaseException:
+        shard.visibility[:0] = mine  # nothing deleted: the run's row is written as it would have been
+        raise
     cache = ctx.cache
     if st is not None:
         cache.evict(st)
     cache.forget_current(namespace_id, workflow_id, run_id)
-    # a visibility upsert still queued for this run must not bring its row back
-    shard.visibility = [v for v in shard.visibility if not (v.run_id == run_id and v.namespace_id == namespace_id)]
 
 
 async def delete_unreferenced_blobs(ctx: HistoryContext, namespace_id: str, keys: Sequence[str]) -> None:

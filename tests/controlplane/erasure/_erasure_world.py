@@ -109,8 +109,11 @@ def blob_files(blob_dir: str) -> set[str]:
 
 
 def config(tmp_path: Path, **cfg: Any) -> ServerConfig:
-    return ServerConfig(num_shards=2, blob_store_uri=f"file://{tmp_path}/blobs", large_payload_threshold_bytes=THRESHOLD,
-                        **cfg)
+    settings: dict[str, Any] = {"num_shards": 2, "blob_store_uri": f"file://{tmp_path}/blobs",
+                                "large_payload_threshold_bytes": THRESHOLD,
+                                "start_admission_max_pending": 1000,  # runs nobody serves: no back-pressure on starts
+                                **cfg}
+    return ServerConfig(**settings)
 
 
 @asynccontextmanager

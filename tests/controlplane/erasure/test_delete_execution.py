@@ -7,7 +7,10 @@ does not exist (OK, twice in a row too).
 
 from __future__ import annotations
 
+import asyncio
+
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -64,6 +67,34 @@ async def test_a_running_run_is_terminated_first_and_its_tasks_are_dropped(tmp_p
         again = await w.start("running-1", "c-42")
         assert again != rid
         assert await w.complete_next() == "running-1"
+
+
+async def test_a_visibility_row_queued_when_the_delete_is_written_does_not_come_back(tmp_path: Path) -> None:
+    """The terminated run's visibility row waits in the shard's ack batch; the ack loop's turn comes while
+    the delete is on its way to the store: the row must not be written after the delete."""
+    async with erasure_world(tmp_path, blob_store_uri="") as w:
+        rid = await w.start("raced-1", "c-42")
+        await until(lambda: w.rows("visibility", rid), timeout=10)
+        store = w.cp.store
+        shard = w.cp.engine.shards[w.cp.engine.shard_id_of(w.cp.namespaces.get(NS).id, "raced-1")]
+        write = store.apply
+
+        async def apply_with_an_ack_batch_meanwhile(m: Any) -> None:
+            if m.delete_execution is None:
+                return await write(m)
+            on_its_way = asyncio.ensure_future(write(m))
+            await asyncio.sleep(0)  # the delete is queued at the writer
+            await shard.flush(store)  # the shard's ack batch, as the ack loop would write it now
+            await on_its_way
+
+        store.apply = apply_with_an_ack_batch_meanwhile  # type: ignore[method-assign]
+        try:
+            await w.delete("raced-1", rid)
+        finally:
+            store.apply = write  # type: ignore[method-assign]
+        await shard.flush(store)
+        assert w.rows("visibility", rid) == []
+        assert rid not in await w.listed()
 
 
 async def test_an_activity_task_of_an_erased_run_is_dropped_when_polled(tmp_path: Path) -> None:
