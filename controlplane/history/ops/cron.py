@@ -66,6 +66,7 @@ def start_next(ctx: HistoryContext, txn: Txn, rid: str, *, result: pb.Payloads |
     nst = MutableState(st.namespace_id, st.namespace, st.workflow_id, rid, st.shard_id)
     ntxn = build_run(ctx, nst, attrs, txn.now_ms, start_delay_ms=delay)
     txn.new_run = (nst, ntxn.events, ntxn.transfer, ntxn.timers)
+    txn.after_commit.extend(ntxn.after_commit)  # the new run's first workflow task counts in start admission
 
 
 __all__ = ["backoff_ms", "next_run_id", "start_next"]

@@ -747,3 +747,17 @@ def test_the_validation_object_holds_what_earlier_commands_claimed() -> None:
     c = commands.HANDLERS[CANCEL_TIMER]
     assert c.check(cmd(CANCEL_TIMER, timer_id="t1").cancel_timer_command_attributes, "commands[1]", v) is None
     assert v.timers == {"t2"} and v.cancelled_timers == {"t1": "commands[1]"} and "t1" in run.st.timers
+
+
+async def test_the_successor_of_a_continue_as_new_counts_in_start_admission() -> None:
+    """Its first workflow task is pending like any new run's (it was built in a side transaction whose hooks were lost)."""
+    run = Run(make_context())
+    run.start_task()
+    txn = applied(run, cmd(CONTINUE, input=pb.Payloads(payloads=[pb.Payload(data=b"next")]), task_queue="q"))
+    assert txn.new_run is not None
+    nst, events, _, _ = txn.new_run
+    assert names(events) == ["WORKFLOW_EXECUTION_STARTED", "WORKFLOW_TASK_SCHEDULED"]
+    for hook in txn.after_commit:
+        hook()
+    pending = run.ctx.admission._ns[NS_ID].pending_wt
+    assert (NS_ID, nst.workflow_id, nst.run_id, 2) in pending

@@ -89,6 +89,7 @@ def continue_as_new(ctx: HistoryContext, txn: Txn, a: pb.ContinueAsNewWorkflowEx
     nst = MutableState(st.namespace_id, st.namespace, st.workflow_id, rid, st.shard_id)
     ntxn = build_run(ctx, nst, attrs, txn.now_ms, start_delay_ms=a.backoff_start_interval_ms)
     txn.new_run = (nst, ntxn.events, ntxn.transfer, ntxn.timers)
+    txn.after_commit.extend(ntxn.after_commit)  # the new run's first workflow task counts in start admission
 
 
 COMPLETE_WORKFLOW_EXECUTION = CommandHandler(
