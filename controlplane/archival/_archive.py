@@ -97,6 +97,10 @@ class HistoryArchiver:
         d = await self._read_pointer(f"{self._dir(namespace_id, workflow_id)}/latest.json")
         return str(d["run_id"]) if d else None
 
+    def forget(self, namespace_id: str, workflow_id: str, run_id: str) -> None:
+        """Drop the run's history from this process's read cache (it was erased from the archive)."""
+        self._cache.pop((namespace_id, workflow_id, run_id), None)
+
     async def read(self, namespace_id: str, workflow_id: str, run_id: str) -> pb.History | None:
         """The archived history of one run (a copy the caller may change), or None if not archived.
 

@@ -66,7 +66,8 @@ class ErasureRunner:
     def __init__(self, jobs: ErasureJobs, store: Store, namespaces: NamespaceRegistry, erase: EraseRun,
                  collect_blobs: CollectBlobs, owns: Callable[[str, str], bool],
                  archive_of: Callable[[Namespace], Any | None], *, page_size: int = 100, max_rate: float = 200.0,
-                 poll_interval: float = 5.0, retry_delay: float = 5.0, visibility_settle: float = 2.0) -> None:
+                 poll_interval: float = 5.0, retry_delay: float = 5.0, visibility_settle: float = 2.0,
+                 archive_erased: Callable[[Namespace, str, str], None] | None = None) -> None:
         self.jobs = jobs
         self.store = store
         self.namespaces = namespaces
@@ -79,6 +80,8 @@ class ErasureRunner:
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
         self.visibility_settle = visibility_settle
+        #: Told of each (namespace, workflow id, run id) erased from the archive (the archive's read cache).
+        self.archive_erased = archive_erased
         self._dialect: Literal["sqlite", "spanner"] = "sqlite" if store.name == "sqlite" else "spanner"
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
@@ -276,6 +279,9 @@ class ErasureRunner:
                 await self.jobs.save(job)
                 await asyncio.sleep(self.retry_delay)
                 continue
+            if self.archive_erased is not None:
+                for workflow_id, run_id in page.erased:
+                    self.archive_erased(ns, workflow_id, run_id)
             p.archived_count += len(page.erased)
             p.complete_operation_count += len(page.erased)
             p.total_operation_count = p.complete_operation_count + len(rec.failed)

@@ -41,7 +41,13 @@ def erasure_runner(jobs: ErasureJobs, frontend: Any, engine: HistoryEngine, stor
         archiver = engine.archival.archiver_for(ns)
         return archiver.objects if archiver is not None else None
 
-    runner = ErasureRunner(jobs, store, namespaces, erase, collect_blobs, owns, archive_of, **settings)
+    def archive_erased(ns: Namespace, workflow_id: str, run_id: str) -> None:
+        archiver = engine.archival.archiver_for(ns)
+        if archiver is not None:
+            archiver.forget(ns.id, workflow_id, run_id)
+
+    runner = ErasureRunner(jobs, store, namespaces, erase, collect_blobs, owns, archive_of,
+                           archive_erased=archive_erased, **settings)
     jobs.on_created = runner.wake
     return runner
 

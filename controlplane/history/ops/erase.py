@@ -118,7 +118,11 @@ async def _erase_archived(ctx: HistoryContext, ns: Namespace, workflow_id: str, 
         return False
     try:
         rid = run_id or await archiver.latest_run_id(ns.id, workflow_id) or ""
-        return bool(rid) and await erase(archiver.objects, ns.id, workflow_id, rid)
+        if not rid:
+            return False
+        found = await erase(archiver.objects, ns.id, workflow_id, rid)
+        archiver.forget(ns.id, workflow_id, rid)  # a copy read before must not be served from memory
+        return found
     except (ObjectStoreError, OSError, ValueError) as e:
         raise Unavailable(f"erasing workflow {workflow_id!r}: its archived copy could not be deleted: {e}") from e
 

@@ -85,6 +85,8 @@ async def test_a_job_erases_what_its_query_selects_and_nothing_else(tmp_path: Pa
         other_blobs = {k for rid in others.values() for k in (r[3] for r in w.rows("blob_refs", rid))}
         assert other_blobs and {k for rid in selected.values() for k in (r[3] for r in w.rows("blob_refs", rid))}
         assert await w.history("archived-only") != grpc.StatusCode.NOT_FOUND  # served from the archive
+        archived_rid = "0b7c2f4e-0000-4000-8000-000000000001"
+        assert await w.history("archived-only", archived_rid) != grpc.StatusCode.NOT_FOUND  # (and kept in memory)
 
         await w.stub.StartBatchOperation(start_req("erase-c42"), timeout=10)
         d = await finished(w, "erase-c42")
@@ -100,6 +102,7 @@ async def test_a_job_erases_what_its_query_selects_and_nothing_else(tmp_path: Pa
             for table in ("executions", "events", "visibility", "blob_refs", "current_executions"):
                 assert w.rows(table, rid) == [], (wid, table)
         assert await w.history("archived-only") == grpc.StatusCode.NOT_FOUND
+        assert await w.history("archived-only", archived_rid) == grpc.StatusCode.NOT_FOUND
         assert await archiver.read(ns.id, "archived-c7", "0b7c2f4e-0000-4000-8000-000000000002") is not None
         assert not set(selected.values()) & await w.listed()
         assert set(others.values()) <= await w.listed()

@@ -167,3 +167,20 @@ async def test_a_missing_run_is_ok(tmp_path: Path) -> None:
             await w.stub.DeleteWorkflowExecution(svc.DeleteWorkflowExecutionRequest(
                 namespace="nope", workflow_execution=pb.WorkflowExecution(workflow_id="x")), timeout=10)
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_an_archived_copy_read_before_is_not_served_after_the_erasure(tmp_path: Path) -> None:
+    async with erasure_world(tmp_path, archive_uri=f"file://{tmp_path}/archive") as w:
+        await w.start("src", "c-42", "card 4111")
+        await w.complete_next()
+        events = await w.stub.GetWorkflowExecutionHistory(svc.GetWorkflowExecutionHistoryRequest(
+            namespace=NS, execution=pb.WorkflowExecution(workflow_id="src")), timeout=10)
+        ns = w.cp.namespaces.get(NS)
+        archiver = w.cp.engine.archival.archiver_for(ns)
+        assert archiver is not None
+        rid = "0b7c2f4e-0000-4000-8000-00000000000a"
+        await archiver.archive(ns.id, "archived-only", rid, list(events.history.events), 1)
+        assert await w.history("archived-only", rid) != grpc.StatusCode.NOT_FOUND  # read (and cached) from the archive
+        await w.delete("archived-only", rid)
+        assert await w.history("archived-only", rid) == grpc.StatusCode.NOT_FOUND
+        assert await w.history("archived-only") == grpc.StatusCode.NOT_FOUND
