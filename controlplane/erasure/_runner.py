@@ -93,6 +93,11 @@ class ErasureRunner:
         if self._loop_task is None:
             self._loop_task = asyncio.ensure_future(self._loop())
 
+    @property
+    def jobs_run(self) -> set[tuple[str, str]]:
+        """(namespace id, job id) of the jobs this runner has run or is running since it started."""
+        return set(self._tasks)
+
     def wake(self, *_: object) -> None:
         """Look for jobs to run now (a job was just created here)."""
         self._wake.set()
