@@ -11,6 +11,7 @@ import json
 import logging
 
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -185,3 +186,27 @@ async def test_progress_is_readable_while_running_and_later_runs_are_not_touched
         assert d.complete_operation_count == 12 and d.terminated_count == 12
         assert all(w.rows("executions", rid) == [] for rid in rids)
         assert len(w.rows("executions", later)) == 1 and await w.history("c42-later", later) != grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_run_whose_erasure_fails_is_counted_and_retried_until_it_is_gone(tmp_path: Path) -> None:
+    from spindle.controlplane.errors import Unavailable
+
+    async with erasure_world(tmp_path) as w:
+        rids = {f"c42-{i}": await w.start(f"c42-{i}", "c-42") for i in range(3)}
+        runner = w.cp.erasure
+        runner.retry_delay = 0.2
+        erase, failures = runner.erase, []
+
+        async def flaky(ns: Any, wid: str, rid: str, reason: str, identity: str) -> None:
+            if wid == "c42-1" and len(failures) < 2:
+                failures.append(wid)
+                raise Unavailable("the blob store is down")
+            await erase(ns, wid, rid, reason, identity)
+
+        runner.erase = flaky
+        await w.stub.StartBatchOperation(start_req("flaky"), timeout=10)
+        d = await finished(w, "flaky")
+        assert d.state == svc.BATCH_OPERATION_STATE_COMPLETED and failures == ["c42-1", "c42-1"]
+        assert (d.complete_operation_count, d.total_operation_count, d.failure_operation_count) == (3, 3, 2), d
+        assert "c42-1" in d.last_error and "blob store is down" in d.last_error
+        assert all(w.rows("executions", rid) == [] for rid in rids.values())
