@@ -5,15 +5,17 @@ In order, each step safe to run again after a failure or a crash:
 1. under the workflow id's lock: a running run is terminated first (reason "erased" unless
    one is given), then ONE store mutation deletes everything of the run the store holds
    (``retention.delete_run``: events, execution row, buffered events, blob references, the
-   current-run pointer, the visibility row) and the run is forgotten in memory (cached
-   state, current run, a visibility upsert still queued);
+   current-run pointer, the visibility row, the backlog rows of its tasks still queued in
+   matching, which leave the queues) and the run is forgotten in memory (cached state,
+   current run, a visibility upsert still queued);
 2. its large-payload blobs no other run refers to are deleted;
 3. its archived copy (the namespace's archive, if it has one) is deleted through the archive's
    erasure helper (``spindle.controlplane.archival._erasure.erase_archived_run``).
 
 A run that is gone already answers as erased (``existed=False``): its visibility row and
-archived copy are still deleted. Tasks of the run still in matching are dropped when a
-worker polls them (the run is gone); its timer rows (ids only, no data) are dropped when due.
+archived copy are still deleted. A task of the run that matching still hands out (one being
+written to the backlog meanwhile, or queued by another process) is dropped when a worker polls
+it (the run is gone); its timer rows (ids only, no data) are dropped when due.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ async def erase_run(ctx: HistoryContext, ns: Namespace, workflow_id: str, run_id
                 if ctx.archival.blobs is not None:
                     blob_keys = await ctx.store.list_blob_refs(ns.id, workflow_id, rid)
             if rid:
-                await delete_run(ctx, shard, ns.id, workflow_id, rid, st)
+                backlog = _drop_queued_tasks(ctx, ns.id, workflow_id, rid)
+                await delete_run(ctx, shard, ns.id, workflow_id, rid, st, backlog_delete=backlog)
+                if terminated:  # the termination's transfer rows (its visibility row's data) go now, not later
+                    await shard.flush(ctx.store)
         except StoreError as e:
             raise Unavailable(f"erasing workflow {workflow_id!r}: the store failed; nothing was deleted: {e}") from e
     try:
@@ -94,6 +99,26 @@ async def erase_run(ctx: HistoryContext, ns: Namespace, workflow_id: str, run_id
     log.info("erased %s/%s%s", workflow_id, rid or "(no run)", " (terminated first)" if terminated else "",
              extra=run_fields(ns.name, workflow_id, rid))
     return Erased(run_id=rid, existed=existed, terminated=terminated, archived=archived)
+
+
+def _drop_queued_tasks(ctx: HistoryContext, namespace_id: str, workflow_id: str, run_id: str
+                       ) -> list[tuple[str, str, int, int, int]]:
+    """Take the run's tasks out of this process's matching queues (a run's tasks are queued where its
+    shard is served); the keys of their backlog rows, to delete with the run. A task whose row is
+    still its transfer row is acknowledged (the shard's next ack batch deletes it)."""
+    backlog: list[tuple[str, str, int, int, int]] = []
+    for q in ctx.matching.queues():
+        if q.namespace_id != namespace_id:
+            continue
+        for ref in [t for t in q.tasks if t.workflow_id == workflow_id and t.run_id == run_id]:
+            if not q.discard(ref):
+                continue
+            src = ref.source or ()
+            if src and src[0] == "b":
+                backlog.append((str(src[1]), str(src[2]), int(src[3]), int(src[4]), int(src[5])))
+            elif src and src[0] == "t" and (owner := ctx.shards.owned.get(int(src[1]))) is not None:
+                owner.transfer.ack(int(src[2]))
+    return backlog
 
 
 ArchiveEraser = Callable[[Any, str, str, str], Awaitable[bool]]

@@ -94,11 +94,13 @@ async def retention_fired(ctx: HistoryContext, shard: Shard, t: Task) -> None:
 
 
 async def delete_run(ctx: HistoryContext, shard: Shard, namespace_id: str, workflow_id: str, run_id: str,
-                     st: MutableState | None, *, timer_delete: Sequence[tuple[int, int]] = ()) -> None:
+                     st: MutableState | None, *, timer_delete: Sequence[tuple[int, int]] = (),
+                     backlog_delete: Sequence[tuple[str, str, int, int, int]] = ()) -> None:
     """Delete a run for good in ONE mutation on its shard: its events, execution row, buffered events,
     blob references, the current-run pointer if it still points at the run, its visibility row and
     the timer rows ``timer_delete``; then forget it in memory (cached state, current run, a
-    visibility upsert still queued for it). Retention and erasure (``ops.erase``) both call this.
+    visibility upsert still queued for it), and the matching backlog rows ``backlog_delete``.
+    Retention and erasure (``ops.erase``) both call this.
 
     ``st`` is the run's loaded state, or None when the run is gone already (its visibility row is
     still deleted: a row written again after a crash must not outlive the run). The caller holds
@@ -106,7 +108,8 @@ async def delete_run(ctx: HistoryContext, shard: Shard, namespace_id: str, workf
     """
     m = Mutation(shard_id=shard.shard_id, range_id=shard.range_id,
                  delete_execution=(namespace_id, workflow_id, run_id) if st is not None else None,
-                 visibility_delete=[(namespace_id, run_id)], timer_delete=list(timer_delete))
+                 visibility_delete=[(namespace_id, run_id)], timer_delete=list(timer_delete),
+                 backlog_delete=list(backlog_delete))
     # A visibility upsert still queued for this run must not bring its row back. Taken out BEFORE the
     # write: an ack batch that takes it while the delete is on its way would land after the delete.
     # (One already on its way was queued before this write, which lands after it.)

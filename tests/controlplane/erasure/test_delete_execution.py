@@ -24,12 +24,29 @@ from spindle.api import service_pb2 as svc
 TABLES = ("executions", "events", "buffered_events", "current_executions", "visibility", "blob_refs")
 
 
+def rows_of_table(db: str, table: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(f"SELECT * FROM {table}").fetchall()
+    finally:
+        conn.close()
+
+
 def assert_gone(w: World, wid: str, rid: str) -> None:
     """No table holds a row of the run, and the process caches nothing of it."""
     for table in TABLES:
         assert w.rows(table, rid) == [], f"{table} still holds rows of run {rid}"
     ns_id = w.cp.namespaces.get(NS).id
     assert w.cp.engine.cache.get((ns_id, wid, rid)) is None
+    assert not [q for q in w.cp.engine.matching.queues() for t in q.tasks if t.run_id == rid]
+    assert not [r for r in rows_of_table(w.db, "task_backlog") if rid in str(r)]  # no column names the run
+
+
+async def assert_tasks_acked(w: World, rid: str) -> None:
+    """The transfer rows the termination wrote are acknowledged (deleted) by the shard's ack batch."""
+    await until(lambda: not [r for r in rows_of_table(w.db, "transfer_tasks") if rid in str(r)], timeout=5)
 
 
 async def test_a_closed_run_is_gone_and_another_run_untouched(tmp_path: Path) -> None:
@@ -56,9 +73,12 @@ async def test_a_running_run_is_terminated_first_and_its_tasks_are_dropped(tmp_p
     async with erasure_world(tmp_path, long_poll_timeout=1.0) as w:
         rid = await w.start("running-1", "c-42")  # its first workflow task waits in matching
         await until(lambda: w.rows("visibility", rid), timeout=10)
+        # (written to the durable backlog: nobody polled)
+        await until(lambda: [r for r in rows_of_table(w.db, "task_backlog") if rid in str(r)], timeout=10)
         await w.delete("running-1")  # run_id "" = the current run
         assert await w.history("running-1", rid) == grpc.StatusCode.NOT_FOUND
         assert_gone(w, "running-1", rid)
+        await assert_tasks_acked(w, rid)
         # the workflow task that was waiting is dropped when polled: the poll gets nothing, no error
         task = await w.stub.PollWorkflowTaskQueue(svc.PollWorkflowTaskQueueRequest(
             namespace=NS, task_queue=QUEUE, identity="w"), timeout=5)
@@ -110,6 +130,7 @@ async def test_an_activity_task_of_an_erased_run_is_dropped_when_polled(tmp_path
             namespace=NS, task_queue=QUEUE, identity="w"), timeout=5)
         assert not task.task_token
         assert_gone(w, "act-1", rid)
+        await assert_tasks_acked(w, rid)
 
 
 async def test_large_payload_blobs_are_deleted_and_a_shared_blob_is_kept(tmp_path: Path) -> None:

@@ -140,7 +140,11 @@ async def _scenario(server: DevServer, db: str, blob_dir: Path) -> None:
         # nothing of c-42 remains: no store rows, no visibility rows, no blobs
         for table in RUN_TABLES:
             assert read(db, f"SELECT COUNT(*) FROM {table} WHERE workflow_id LIKE 'c42-%'") == [(0,)], table
-        assert not [r for r in read(db, "SELECT data FROM transfer_tasks") if "c42-" in r[0]]
+        # the terminations' transfer rows are acknowledged by the shards' ack batches
+        await wait_for("transfer rows acknowledged",
+                       lambda: not [r for r in read(db, "SELECT data FROM transfer_tasks") if "c42-" in r[0]], 5)
+        assert not [r for r in read(db, "SELECT data FROM task_backlog") if "c42-" in r[0]]  # their workflow tasks
+        assert len([r for r in read(db, "SELECT data FROM task_backlog") if "c7-" in r[0]]) == OTHERS
         # a terminated-then-erased run's retention timer (ids only, no data) stays until due, then finds nothing
         assert all(json.loads(r[0])[0] == "retention" and SECRET not in r[0]
                    for r in read(db, "SELECT data FROM timer_tasks") if "c42-" in r[0])
