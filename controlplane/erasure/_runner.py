@@ -18,8 +18,8 @@ A job's run, each step durable before the next:
    fails is counted in ``failure_operation_count``, skipped for the rest of the pass and retried
    after it (``retry_delay``);
 2. phase ARCHIVE: the namespace's archived runs the query matches, a page at a time from the
-   stored cursor (skipped when the namespace has no archive, or the archive's erasure helper is
-   not part of this build);
+   stored cursor (skipped when the namespace has no archive); like the live phase, only runs
+   started by the cutoff;
 3. COMPLETED; FAILED (with ``last_error``) only when the query can no longer be run (the
    namespace is gone, a search attribute it names was removed).
 
@@ -37,13 +37,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from spindle.api import service_pb2 as svc
+from spindle.controlplane.archival import ArchivedRun, archived_run_matcher, erase_archived_page
 from spindle.controlplane.auth import Principal, audit
 from spindle.controlplane.errors import ResourceExhausted, ServiceError
 from spindle.controlplane.namespaces import Namespace, NamespaceRegistry
 from spindle.controlplane.store import ConditionFailedError, Store, StoreError
 from spindle.controlplane.visibility import QueryError, compile_query
 
-from . import _archive
 from ._jobs import COMPLETED, FAILED, ErasureJobs, Job
 
 log = logging.getLogger("spindle.erasure")
@@ -58,6 +58,18 @@ JOB_PRINCIPAL = Principal(id="system:erasure", name="erasure job")
 
 class QueryFailed(Exception):
     """The job's query cannot be run any more: the job fails."""
+
+
+def archive_selector(query: str, search_attribute_types: dict[str, str], cutoff_ms: int
+                     ) -> Callable[[ArchivedRun], bool]:
+    """Whether a job selects an archived run: its query matches and, as in the live phase, the run
+    started by the job's cutoff (a run started after the job is never erased).
+
+    Raises:
+        QueryError, ValueError: the query is malformed or names an attribute the namespace lacks.
+    """
+    selects = archived_run_matcher(query, search_attribute_types)
+    return lambda run: run.start_time_ms <= cutoff_ms and selects(run)
 
 
 class ErasureRunner:
@@ -263,22 +275,18 @@ class ErasureRunner:
     # ------------------------------------------------------------------ phase 2: archived runs
     async def _archive_phase(self, job: Job, ns: Namespace) -> None:
         archive = self.archive_of(ns)
-        helper = _archive.helper()
         if archive is None:
             return
-        if helper is None:
-            log.warning("erasure job %s: the archive of namespace %r is not searched (no archive erasure in this "
-                        "build)", job.progress.job_id, ns.name)
-            return
         try:
-            matches = helper.archived_run_matcher(job.record.request.visibility_query,
-                                                  ns.search_attribute_type_names)
+            matches = archive_selector(job.record.request.visibility_query, ns.search_attribute_type_names,
+                                       job.record.cutoff_time_ms)
         except (QueryError, ValueError) as e:
             raise QueryFailed(f"visibility_query: {e}") from e
         rec, p = job.record, job.progress
+
         while True:
             try:
-                page = await helper.erase_archived_page(archive, ns.id, matches, rec.archive_cursor, self.page_size)
+                page = await erase_archived_page(archive, ns.id, matches, rec.archive_cursor, self.page_size)
             except Exception as e:  # noqa: BLE001 - an archive unreachable for now: retried
                 p.last_error = f"archive: {e}"
                 await self.jobs.save(job)
@@ -296,4 +304,4 @@ class ErasureRunner:
                 return
 
 
-__all__ = ["ErasureRunner", "JOB_PRINCIPAL"]
+__all__ = ["ErasureRunner", "JOB_PRINCIPAL", "archive_selector"]

@@ -10,7 +10,7 @@ In order, each step safe to run again after a failure or a crash:
    current run, a visibility upsert still queued);
 2. its large-payload blobs no other run refers to are deleted;
 3. its archived copy (the namespace's archive, if it has one) is deleted through the archive's
-   erasure helper (``spindle.controlplane.archival._erasure.erase_archived_run``).
+   erasure (``spindle.controlplane.archival._erasure.erase_archived_run``).
 
 A run that is gone already answers as erased (``existed=False``): its visibility row and
 archived copy are still deleted. A task of the run that matching still hands out (one being
@@ -20,16 +20,13 @@ it (the run is gone); its timer rows (ids only, no data) are dropped when due.
 
 from __future__ import annotations
 
-import importlib
 import logging
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from spindle.api import messages_pb2 as pb
 from spindle.controlplane._log_format import run_fields
-from spindle.controlplane.archival import ObjectStoreError
+from spindle.controlplane.archival import ObjectStoreError, erase_archived_run
 from spindle.controlplane.errors import Unavailable
 from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.store import StoreError
@@ -121,35 +118,20 @@ def _drop_queued_tasks(ctx: HistoryContext, namespace_id: str, workflow_id: str,
     return backlog
 
 
-ArchiveEraser = Callable[[Any, str, str, str], Awaitable[bool]]
-
-
-def archive_eraser() -> ArchiveEraser | None:
-    """The archive's ``erase_archived_run`` (``spindle.controlplane.archival._erasure``), or None while that
-    module is not part of this build (the archive step is then skipped)."""
-    try:
-        module = importlib.import_module("spindle.controlplane.archival._erasure")
-    except ImportError:
-        return None
-    fn: ArchiveEraser | None = getattr(module, "erase_archived_run", None)
-    return fn
-
-
 async def _erase_archived(ctx: HistoryContext, ns: Namespace, workflow_id: str, run_id: str) -> bool:
     """Delete the run's archived copy; True if there was one. Raises Unavailable (archive unreachable)."""
     archiver = ctx.archival.archiver_for(ns)
-    erase = archive_eraser()
-    if archiver is None or erase is None:
+    if archiver is None:
         return False
     try:
         rid = run_id or await archiver.latest_run_id(ns.id, workflow_id) or ""
         if not rid:
             return False
-        found = await erase(archiver.objects, ns.id, workflow_id, rid)
+        found = await erase_archived_run(archiver.objects, ns.id, workflow_id, rid)
         archiver.forget(ns.id, workflow_id, rid)  # a copy read before must not be served from memory
         return found
     except (ObjectStoreError, OSError, ValueError) as e:
         raise Unavailable(f"erasing workflow {workflow_id!r}: its archived copy could not be deleted: {e}") from e
 
 
-__all__ = ["ERASED_REASON", "Erased", "archive_eraser", "erase_run"]
+__all__ = ["ERASED_REASON", "Erased", "erase_run"]
