@@ -23,7 +23,6 @@ that connects and says nothing holds no one else up.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import socket
 import ssl
 import threading
@@ -36,6 +35,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from spindle.api._addresses import is_loopback_host
 from spindle.controlplane._tls import ServerTLS
 
 __all__ = ["MetricsAccess", "MetricsAccessError", "exposure_warning", "serve_registry"]
@@ -94,19 +94,9 @@ class MetricsAccess:
                 raise MetricsAccessError(str(e)) from None
 
 
-def _is_loopback(host: str) -> bool:
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def exposure_warning(host: str, port: int, access: MetricsAccess | None) -> str | None:
     """The warning to log when ``/metrics`` is reachable from other machines without a token or client certificate."""
-    if _is_loopback(host) or (access is not None and access.protected):
+    if is_loopback_host(host) or (access is not None and access.protected):
         return None
     return (f"WARNING: /metrics listens on {host}:{port}, reachable from other machines, without a bearer token or "
             "client certificates: anyone who can reach this port reads every namespace and task-queue name of the "

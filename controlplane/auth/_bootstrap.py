@@ -18,8 +18,9 @@ server restarts with the same file.
 
 from __future__ import annotations
 
-import ipaddress
 import os
+
+from spindle.api._addresses import is_loopback_host
 
 from ._keys import ApiKeys, format_secret, new_secret
 
@@ -54,24 +55,13 @@ async def bootstrap_admin_key(keys: ApiKeys, path: str) -> str:
     return f"bootstrap admin key {row.key_id} from {path} {'created' if created else 'present'}"
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is only reachable from this machine (127.0.0.0/8, ::1, localhost)."""
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def open_listener_warning(host: str, port: int) -> str | None:
     """The warning to print when a server without authentication listens beyond this machine, else None."""
-    if is_loopback(host):
+    if is_loopback_host(host):
         return None
     return (f"WARNING: authentication is OFF and the server listens on {host}:{port}, reachable from other machines: "
             "anyone who can reach this port can read, start, terminate and delete anything. Turn API keys on "
             "(start-dev --auth; or auth: {mode: api_keys} in the server configuration), or listen on 127.0.0.1.")
 
 
-__all__ = ["BOOTSTRAP_KEY_NAME", "bootstrap_admin_key", "is_loopback", "open_listener_warning"]
+__all__ = ["BOOTSTRAP_KEY_NAME", "bootstrap_admin_key", "open_listener_warning"]

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spindle.api._addresses import is_loopback_host
 from spindle.controlplane._metrics import parse_listen
 from spindle.controlplane._metrics_http import MetricsAccess, MetricsAccessError
 from spindle.controlplane._tls import MemberTLS, ServerTLS, TLSFileError
@@ -162,14 +163,6 @@ def _store(raw: object) -> StoreConfig:
             raise ConfigError("store.sqlite: missing path")
         return StoreConfig("sqlite", path=str(body["path"]))
     raise ConfigError(f"store: unknown kind {kind!r} (spanner or sqlite)")
-
-
-_LOOPBACK_HOSTS = ("localhost", "::1", "[::1]")
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (from ``HOST:PORT``) names this machine only (127.0.0.0/8, ::1, localhost)."""
-    return host in _LOOPBACK_HOSTS or host.startswith("127.")
 
 
 def _host(hostport: str, where: str) -> str:

@@ -25,7 +25,6 @@ token, CORS for a browser UI, a body limit) is the server's own (see docs/CODECS
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from google.protobuf import json_format
 
 from spindle.api import messages_pb2 as pb
+from spindle.api._addresses import is_loopback_host
 from spindle.converter._payload_codec import PayloadCodec
 from spindle.converter._serialization_context import (
     SerializationContext,
@@ -46,15 +46,6 @@ __all__ = ["CodecServerCodec", "DEFAULT_MAX_RESPONSE_BYTES"]
 
 #: The largest answer read from a codec server by default (the gRPC channel's message limit).
 DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -95,7 +86,7 @@ class CodecServerCodec(PayloadCodec, WithSerializationContext):
         if not endpoint.startswith(("http://", "https://")):
             raise ValueError(f"CodecServerCodec endpoint must be an http(s) URL, got {endpoint!r}")
         host = urllib.parse.urlsplit(endpoint).hostname or ""
-        if endpoint.startswith("http://") and not insecure_http and not _is_loopback(host):
+        if endpoint.startswith("http://") and not insecure_http and not is_loopback_host(host):
             raise ValueError(f"CodecServerCodec endpoint {endpoint!r}: http:// to another machine ({host}) sends the "
                              "decoded payloads and the headers in the clear; use https://, or pass "
                              "insecure_http=True if the network is trusted")

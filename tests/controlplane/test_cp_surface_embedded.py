@@ -9,7 +9,7 @@
   naming the risk and the fix (``--auth``). Decision: warn, do not refuse. A dev server in a
   container must bind 0.0.0.0 to be reachable through a published port, which Temporal's dev
   server allows too; refusing would push users to workarounds rather than to ``--auth``. What
-  counts as loopback is decided by one function (``is_loopback``), tested here for the
+  counts as loopback is decided by one function (``spindle.api._addresses.is_loopback_host``), tested here for the
   spellings an operator may use.
 """
 
