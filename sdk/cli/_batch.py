@@ -11,14 +11,13 @@ interruption resumes it (the batch id is derived from the command).
 from __future__ import annotations
 
 import json
-import sys
 
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from spindle.cli._output import FAILED, OK, USAGE, fail, note, out, out_json
+from spindle.cli._output import FAILED, OK, USAGE, confirm, fail, note, out, out_json
 
 if TYPE_CHECKING:
     from spindle.client import Client
@@ -155,7 +154,7 @@ async def _batch(operation: str, params: dict[str, Any], client: Client) -> int:
         client.namespace, operation, query,
         [kwargs.get("reason", ""), kwargs.get("signal", ""), int(kwargs.get("reset_type", 0)),
          kwargs.get("reapply_signals", True), kwargs.get("args", [])] + ([repr(override)] if override else []))
-    if n and not params["yes"] and not _confirm(f"{operation} {n} execution(s)? [y/N] "):
+    if n and not params["yes"] and not confirm(f"{operation} {n} execution(s)? [y/N] "):
         note("nothing was done (confirm with y, or pass --yes)")
         return USAGE
     action = make_action(client, operation, **kwargs)
@@ -173,12 +172,3 @@ async def _batch(operation: str, params: dict[str, Any], client: Client) -> int:
                                   on_item=advance)
     out(str(summary))
     return FAILED if summary.failed else OK
-
-
-def _confirm(prompt: str) -> bool:
-    print(prompt, end="", file=sys.stderr, flush=True)
-    try:
-        answer = sys.stdin.readline()
-    except (OSError, ValueError):
-        return False
-    return answer.strip().lower() in ("y", "yes")

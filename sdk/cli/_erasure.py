@@ -11,13 +11,11 @@ again). Arguments are checked before anything is sent (exit 2 naming the flag).
 
 from __future__ import annotations
 
-import sys
-
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from spindle.cli._output import FAILED, OK, USAGE, fail, note, out, out_json
+from spindle.cli._output import FAILED, OK, USAGE, confirm, fail, note, out, out_json
 
 if TYPE_CHECKING:
     from spindle.client import BatchOperationDescription, Client
@@ -86,7 +84,7 @@ async def delete_body(params: dict[str, Any], client: Client) -> int:
         out_json({"namespace": client.namespace, "query": query, "total": count.total, "running": count.running,
                   "archived": "scanned when the job runs"})
         return OK
-    if not params["yes"] and not _confirm(f"erase {count.total} execution(s){running} and the matching archived "
+    if not params["yes"] and not confirm(f"erase {count.total} execution(s){running} and the matching archived "
                                           "runs, for good? [y/N] "):
         note("nothing was done (confirm with y, or pass --yes)")
         return USAGE
@@ -145,12 +143,3 @@ def _description_dict(d: BatchOperationDescription) -> dict[str, Any]:
         "total": d.total, "erased": d.completed, "terminated": d.terminated, "archived": d.archived,
         "failed_attempts": d.failed, "last_error": d.last_error,
     }
-
-
-def _confirm(prompt: str) -> bool:
-    print(prompt, end="", file=sys.stderr, flush=True)
-    try:
-        answer = sys.stdin.readline()
-    except (OSError, ValueError):
-        return False
-    return answer.strip().lower() in ("y", "yes")

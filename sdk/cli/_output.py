@@ -26,8 +26,8 @@ from typing import IO, Any, NoReturn
 
 import click
 
-__all__ = ["FAILED", "INTERRUPTED", "OK", "USAGE", "CliError", "CommandFailed", "fail", "note", "out", "out_json",
-           "warn"]
+__all__ = ["FAILED", "INTERRUPTED", "OK", "USAGE", "CliError", "CommandFailed", "confirm", "fail", "note", "out",
+           "out_json", "warn"]
 
 OK = 0
 FAILED = 1
@@ -80,3 +80,13 @@ def note(text: str) -> None:
 def warn(text: str) -> None:
     """``spindle: warning: TEXT`` on standard error."""
     note(f"spindle: warning: {text}")
+
+
+def confirm(prompt: str) -> bool:
+    """Ask ``prompt`` on standard error; True only for an answer of y or yes (no answer, or no terminal: False)."""
+    print(prompt, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, ValueError):
+        return False
+    return answer.strip().lower() in ("y", "yes")
