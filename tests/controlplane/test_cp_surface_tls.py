@@ -195,6 +195,9 @@ def _start_server(tmp_path: Path, args: list[str]) -> tuple[subprocess.Popen[str
     return proc, m.group(1), log
 
 
+_MOST_ATTEMPTS = 5  # the client's three attempts, and reconnections gRPC began meanwhile: never a line per retry forever
+
+
 async def _server_lines(proc: subprocess.Popen[str], log: Path) -> list[str]:
     await asyncio.sleep(0.3)
     assert proc.poll() is None  # still serving
@@ -215,8 +218,9 @@ async def test_the_server_logs_at_most_a_line_per_refused_connection(tmp_path: P
     finally:
         proc.kill()
         proc.wait(10)
-    if server_tls:  # one line per connection the client tried (it gives up after three closed connections)
-        assert 1 <= len(lines) <= 3, lines
+    if server_tls:  # one line per connection the client tried: it gives up after three closed connections, and
+        # gRPC's channel may have begun one more reconnection (with its backoff) before the client's call saw the third
+        assert 1 <= len(lines) <= _MOST_ATTEMPTS, lines
         assert all("Handshake failed" in line and "WRONG_VERSION_NUMBER" in line for line in lines), lines
     else:  # a plaintext gRPC port closes a TLS hello without a word: the client's message is the only report
         assert lines == [], lines
@@ -239,7 +243,8 @@ async def test_mutual_tls_refusals_are_quick_and_one_line_each_on_the_server(tmp
     assert ("it may require a client certificate (mutual TLS)" if client == "no certificate"
             else "it may not accept this client certificate") in message, message
     cause = "PEER_DID_NOT_RETURN_A_CERTIFICATE" if client == "no certificate" else "unable to get local issuer"
-    assert 1 <= len(lines) <= 3 and all("Handshake failed" in line and cause in line for line in lines), lines
+    assert 1 <= len(lines) <= _MOST_ATTEMPTS, lines
+    assert all("Handshake failed" in line and cause in line for line in lines), lines
 
 
 async def test_a_port_that_accepts_and_never_answers_is_named_as_such() -> None:

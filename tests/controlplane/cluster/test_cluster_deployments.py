@@ -18,10 +18,12 @@ from spindle.controlplane.cluster import ClusterNode
 pytestmark = pytest.mark.timeout(120)
 
 
-async def collect(w: Wire, build: str, want: set[str], timeout: float = 15.0
+async def collect(w: Wire, build: str, want: set[str], timeout: float = 15.0, *, complete: bool = False
                   ) -> dict[str, svc.PollWorkflowTaskQueueResponse]:
     """Poll as ``build`` until a task of every id in ``want`` came (a fan-out poll can end empty while a peer
-    hands a reserved task back, so one empty poll does not mean none is left); fails on a task of another id."""
+    hands a reserved task back, so one empty poll does not mean none is left); fails on a task of another id.
+    With ``complete``, each task is completed (pinned) as it comes, as a worker would: holding the first tasks
+    until the last one came can outlast their 10 s workflow task timeout on a loaded machine."""
     got: dict[str, svc.PollWorkflowTaskQueueResponse] = {}
     end = asyncio.get_running_loop().time() + timeout
     while set(got) != want:
@@ -31,6 +33,8 @@ async def collect(w: Wire, build: str, want: set[str], timeout: float = 15.0
             wid = t.workflow_execution.workflow_id
             assert wid in want, f"{build} got a task of {wid}"
             got[wid] = t
+            if complete:
+                await w.complete(t, build, PINNED)
     return got
 
 
@@ -53,8 +57,7 @@ async def test_pins_and_routing_hold_across_members_and_a_shard_move(cluster: li
         ids = {f"cl-{i}" for i in range(8)}
         for wid in sorted(ids):
             await ops_a.start(wid)
-        for t in (await collect(workers_b, "1.0", ids)).values():
-            await workers_b.complete(t, "1.0", PINNED)
+        await collect(workers_b, "1.0", ids, complete=True)
         await ops_c.set_current("2.0")  # changed on another member ...
         await c.stop()  # ... which then leaves: its shards move to a and b
         await asyncio.sleep(1.5)
