@@ -1,0 +1,1 @@
+"""Private helpers of :mod:`spindle.envconfig`: the TOML profile file reader."""
