@@ -11,6 +11,13 @@ a process's environment and a mode-600 file are not. :func:`resolve_connection_s
 the one place a command's connection settings are resolved from its flags and the
 environment (flags win).
 
+Client profiles: ``--profile NAME`` and ``--config-file PATH`` read the TOML profile file of
+:mod:`spindle.envconfig` (the same file, keys and variables as ``ClientConfig.load_client_connect_config``).
+Each setting comes from its flag, else the environment (``SPINDLE_ADDRESS``, ``SPINDLE_NAMESPACE``,
+``SPINDLE_API_KEY``, the TLS variables; then their ``TEMPORAL_*`` names), else the profile, else the
+default. TLS is taken as a whole: from the ``--tls*`` flags (each else its ``SPINDLE_TLS*`` variable)
+when any is given, else from the profile's ``tls`` table with the TLS variables over it.
+
 TLS: ``--tls`` (TLS with the default roots), ``--tls-ca FILE`` (the server's CA),
 ``--tls-cert FILE`` + ``--tls-key FILE`` (a client certificate: mutual TLS),
 ``--tls-server-name NAME``. Each defaults to its environment variable (``SPINDLE_TLS``,
@@ -47,7 +54,7 @@ if TYPE_CHECKING:
     from spindle.client import Client
     from spindle.converter import PayloadCodec
 
-__all__ = ["API_KEY_ENV", "Connection", "client_options", "load_codecs", "read_api_key_file",
+__all__ = ["API_KEY_ENV", "Connection", "client_options", "connection_from_flags", "load_codecs", "read_api_key_file",
            "resolve_connection_settings", "tls_from_flags", "tls_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -253,6 +260,8 @@ class Connection:
     api_key: str | None = None
     tls_flags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     codecs: Sequence[str] = ()
+    #: The client profile's TLS settings (file + environment), used when no --tls* flag is given.
+    profile_tls: Any = None
 
     def run(self, body: Callable[[Client], Awaitable[int | None]]) -> int:
         """Connect, run ``body(client)``, close; return its exit status (None: 0).
@@ -267,7 +276,8 @@ class Connection:
 
         async def main() -> int:
             try:
-                tls = tls_from_flags(self.tls_flags)
+                tls = (tls_from_flags(self.tls_flags) if any(self.tls_flags.values()) or self.profile_tls is None
+                       else self.profile_tls.to_connect_tls_config())
             except ValueError as e:
                 fail(str(e))
             codecs = load_codecs(self.codecs)
@@ -292,7 +302,33 @@ class Connection:
 
 
 _CONNECTION_PARAMS = ("address", "namespace", "api_key", "tls", "tls_ca", "tls_cert", "tls_key", "tls_server_name",
-                      "codec")
+                      "codec", "profile", "config_file")
+
+
+def connection_from_flags(given: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Connection:
+    """The :class:`Connection` of a command: each setting from its flag, else the environment, else the client
+    profile (``--profile`` / ``--config-file``, read by :mod:`spindle.envconfig`), else the default.
+
+    Raises:
+        CliError: the profile file cannot be read or parsed, a key has the wrong type, the profile is not in
+            the file, or a variable is wrong (exit 2; the message names the file, profile and key).
+    """
+    from pathlib import Path
+
+    from spindle.envconfig import ClientConfigProfile
+
+    config_file = given.get("config_file")
+    try:
+        profile = ClientConfigProfile.load(given.get("profile"),
+                                           config_source=Path(config_file) if config_file else None,
+                                           override_env_vars=os.environ if env is None else env)
+    except ValueError as e:
+        fail(str(e))
+    return Connection(address=given.get("address") or profile.address or DEFAULT_ADDRESS,
+                      namespace=given.get("namespace") or profile.namespace or "default",
+                      api_key=given.get("api_key") or profile.api_key,
+                      tls_flags={k: v for k, v in given.items() if k.startswith("tls")},
+                      codecs=tuple(given.get("codec", ())), profile_tls=profile.tls)
 
 
 def client_options(*, codec: bool = True) -> Callable[[F], F]:
@@ -306,19 +342,24 @@ def client_options(*, codec: bool = True) -> Callable[[F], F]:
         @functools.wraps(f)
         def command(**params: Any) -> Any:
             given = {name: params.pop(name) for name in _CONNECTION_PARAMS if name in params}
-            conn = Connection(address=given["address"], namespace=given["namespace"], api_key=given["api_key"],
-                              tls_flags={k: v for k, v in given.items() if k.startswith("tls")},
-                              codecs=tuple(given.get("codec", ())))
-            return f(conn, **params)
+            return f(connection_from_flags(given), **params)
 
         wrapped: Any = command
         if codec:
             wrapped = codec_option(wrapped)
         wrapped = tls_options(wrapped)
         wrapped = api_key_option(wrapped)
-        wrapped = click.option("--namespace", "-n", default="default", help="namespace (default 'default')")(wrapped)
-        wrapped = click.option("--address", default=DEFAULT_ADDRESS,
-                               help="server address, or embedded:PATH (default 127.0.0.1:7233)")(wrapped)
+        wrapped = click.option("--config-file", metavar="PATH", default=None,
+                               help="client profile file, TOML (default $SPINDLE_CONFIG_FILE, $TEMPORAL_CONFIG_FILE, "
+                                    "~/.config/spindle/spindle.toml)")(wrapped)
+        wrapped = click.option("--profile", metavar="NAME", default=None,
+                               help="profile of the config file (default $SPINDLE_PROFILE, $TEMPORAL_PROFILE, "
+                                    "'default')")(wrapped)
+        wrapped = click.option("--namespace", "-n", default=None,
+                               help="namespace (default $SPINDLE_NAMESPACE, the profile's, 'default')")(wrapped)
+        wrapped = click.option("--address", default=None,
+                               help="server address, or embedded:PATH (default $SPINDLE_ADDRESS, the profile's, "
+                                    "127.0.0.1:7233)")(wrapped)
         return wrapped
 
     return decorate
