@@ -182,6 +182,12 @@ RULES_BY_MESSAGE: dict[str, Check] = {
     # instants, not durations (a schedule's bounds, a backfill's range)
     "ScheduleSpec.start_at_ms": INSTANT, "ScheduleSpec.end_at_ms": INSTANT,
     "ScheduleBackfillRequest.start_time_ms": INSTANT, "ScheduleBackfillRequest.end_time_ms": INSTANT,
+    # Nexus (issue 30; docs/NEXUS.md)
+    "Nexus.url": URI, "ScheduleNexusOperationCommandAttributes.endpoint": NAME,
+    "ScheduleNexusOperationCommandAttributes.service": NAME, "ScheduleNexusOperationCommandAttributes.operation": NAME,
+    "EndpointSpec.allowed_caller_namespaces": NAME, "UpdateNexusEndpointRequest.version": NOT_NEGATIVE,
+    "DeleteNexusEndpointRequest.version": NOT_NEGATIVE, "Async.operation_token": TEXT,
+    "NexusUnsuccessfulOperationError.operation_state": NAME, "NexusHandlerError.error_type": NAME,
 }
 """Exceptions to :data:`RULES`, by ``Message.field``."""
 

@@ -103,7 +103,7 @@ def check_worker_call(rpc: str, principal: Principal, namespace: str, request: A
     allowed = principal.task_queues.get(namespace)
     if allowed is None or principal.system_admin:
         return
-    if rpc in ("PollWorkflowTaskQueue", "PollActivityTaskQueue"):
+    if rpc in ("PollWorkflowTaskQueue", "PollActivityTaskQueue", "PollNexusTaskQueue"):
         sticky = bool(getattr(request, "sticky", False))
         if not _is_allowed(allowed, request.task_queue, sticky):
             _refuse(rpc, principal, namespace, allowed, request.task_queue, "polls sticky" if sticky else "polls")

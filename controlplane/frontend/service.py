@@ -42,6 +42,7 @@ from spindle.controlplane.store import Store
 from ._deployment_calls import DeploymentCalls
 from ._erasure_calls import ErasureCalls
 from ._namespace_calls import VERSION, NamespaceCalls
+from ._nexus_calls import NexusCalls
 from ._payload_intake import PayloadIntake, refuse_blob_refs
 from ._rate_limit import NamespaceRateLimiter
 from ._schedule_calls import ScheduleCalls
@@ -145,6 +146,7 @@ class FrontendService:
         #: Erasure jobs (issue 26): the runner (``erasure.ErasureRunner``) the server starts runs them.
         self.erasure_jobs = ErasureJobs(store, engine.clock)
         self._erasure_calls = ErasureCalls(config, engine, self.erasure_jobs)
+        self._nexus_calls = NexusCalls(config)
         table = self.rpcs()
         missing = set(RPC_NAMES) ^ set(table)
         if missing:
@@ -156,7 +158,7 @@ class FrontendService:
         """Every RPC of WorkflowService: how the pipeline treats it, and its handler."""
         system, wf, vis = self._namespace_calls, self._workflow_calls, self._visibility_calls
         work, sched, dep = self._worker_calls, self._schedule_calls, self._deployment_calls
-        erase = self._erasure_calls
+        erase, nexus = self._erasure_calls, self._nexus_calls
         return {
             # system, namespaces, API keys (who may manage which key: auth._key_admin)
             "GetSystemInfo": Rpc(system.system_info),
@@ -211,6 +213,15 @@ class FrontendService:
             "StartBatchOperation": client_call(erase.start_batch),
             "DescribeBatchOperation": client_call(erase.describe_batch),
             "ListBatchOperations": client_call(erase.list_batches),
+            # Nexus (issue 30): endpoint registry (who may: auth._rpc_policy) and the handler's tasks
+            "CreateNexusEndpoint": Rpc(nexus.create_endpoint, refs_first=True),
+            "GetNexusEndpoint": Rpc(nexus.get_endpoint),
+            "ListNexusEndpoints": Rpc(nexus.list_endpoints),
+            "UpdateNexusEndpoint": Rpc(nexus.update_endpoint, refs_first=True),
+            "DeleteNexusEndpoint": Rpc(nexus.delete_endpoint),
+            "PollNexusTaskQueue": in_namespace(nexus.poll_task),
+            "RespondNexusTaskCompleted": worker_answer(nexus.task_completed),
+            "RespondNexusTaskFailed": worker_answer(nexus.task_failed),
         }
 
     def _poll_timeout(self, deadline: float | None) -> float:

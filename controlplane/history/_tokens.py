@@ -44,6 +44,10 @@ from spindle.controlplane.store import ServerSecret, Store
 WORKFLOW = "w"
 ACTIVITY = "a"
 QUERY = "q"
+#: A Nexus task (docs/NEXUS.md): namespace_id is the endpoint's target namespace; workflow_id, run_id and
+#: scheduled_event_id name the caller's run and its NexusOperationScheduled event; nonce is the caller's
+#: namespace id; task_queue the endpoint's.
+NEXUS = "n"
 
 #: The format tag at the start of every signed token.
 VERSION = b"v1"
@@ -87,7 +91,7 @@ class TaskToken:
         try:
             fields = json.loads(raw)
             k, ns, wid, rid, sid, att, nonce, *rest = fields  # rest: [task_queue], absent in older tokens
-            if k not in (WORKFLOW, ACTIVITY, QUERY) or len(rest) > 1:
+            if k not in (WORKFLOW, ACTIVITY, QUERY, NEXUS) or len(rest) > 1:
                 raise ValueError(k)
             return cls(str(k), str(ns), str(wid), str(rid), int(sid), int(att), str(nonce), str(rest[0]) if rest else "")
         except Exception as e:  # noqa: BLE001 - any malformed token is the same error

@@ -119,6 +119,13 @@ class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: _ClassVar[EventType]
     EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: _ClassVar[EventType]
     EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_SCHEDULED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_STARTED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_COMPLETED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_FAILED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_CANCELED: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_TIMED_OUT: _ClassVar[EventType]
+    EVENT_TYPE_NEXUS_OPERATION_CANCEL_REQUESTED: _ClassVar[EventType]
 
 class VersioningBehavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -145,6 +152,8 @@ class CommandType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     COMMAND_TYPE_ACCEPT_UPDATE: _ClassVar[CommandType]
     COMMAND_TYPE_COMPLETE_UPDATE: _ClassVar[CommandType]
     COMMAND_TYPE_REJECT_UPDATE: _ClassVar[CommandType]
+    COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION: _ClassVar[CommandType]
+    COMMAND_TYPE_REQUEST_CANCEL_NEXUS_OPERATION: _ClassVar[CommandType]
 
 class ResetReapplyType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -161,6 +170,12 @@ class ScheduleOverlapPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER: _ClassVar[ScheduleOverlapPolicy]
     SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER: _ClassVar[ScheduleOverlapPolicy]
     SCHEDULE_OVERLAP_POLICY_ALLOW_ALL: _ClassVar[ScheduleOverlapPolicy]
+
+class NexusHandlerErrorRetryBehavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_UNSPECIFIED: _ClassVar[NexusHandlerErrorRetryBehavior]
+    NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_RETRYABLE: _ClassVar[NexusHandlerErrorRetryBehavior]
+    NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_NON_RETRYABLE: _ClassVar[NexusHandlerErrorRetryBehavior]
 TIMEOUT_TYPE_UNSPECIFIED: TimeoutType
 TIMEOUT_TYPE_START_TO_CLOSE: TimeoutType
 TIMEOUT_TYPE_SCHEDULE_TO_START: TimeoutType
@@ -247,6 +262,13 @@ EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: EventType
 EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED: EventType
+EVENT_TYPE_NEXUS_OPERATION_SCHEDULED: EventType
+EVENT_TYPE_NEXUS_OPERATION_STARTED: EventType
+EVENT_TYPE_NEXUS_OPERATION_COMPLETED: EventType
+EVENT_TYPE_NEXUS_OPERATION_FAILED: EventType
+EVENT_TYPE_NEXUS_OPERATION_CANCELED: EventType
+EVENT_TYPE_NEXUS_OPERATION_TIMED_OUT: EventType
+EVENT_TYPE_NEXUS_OPERATION_CANCEL_REQUESTED: EventType
 VERSIONING_BEHAVIOR_UNSPECIFIED: VersioningBehavior
 VERSIONING_BEHAVIOR_PINNED: VersioningBehavior
 VERSIONING_BEHAVIOR_AUTO_UPGRADE: VersioningBehavior
@@ -267,6 +289,8 @@ COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: CommandType
 COMMAND_TYPE_ACCEPT_UPDATE: CommandType
 COMMAND_TYPE_COMPLETE_UPDATE: CommandType
 COMMAND_TYPE_REJECT_UPDATE: CommandType
+COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION: CommandType
+COMMAND_TYPE_REQUEST_CANCEL_NEXUS_OPERATION: CommandType
 RESET_REAPPLY_TYPE_UNSPECIFIED: ResetReapplyType
 RESET_REAPPLY_TYPE_SIGNAL: ResetReapplyType
 RESET_REAPPLY_TYPE_NONE: ResetReapplyType
@@ -277,6 +301,9 @@ SCHEDULE_OVERLAP_POLICY_BUFFER_ALL: ScheduleOverlapPolicy
 SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER: ScheduleOverlapPolicy
 SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER: ScheduleOverlapPolicy
 SCHEDULE_OVERLAP_POLICY_ALLOW_ALL: ScheduleOverlapPolicy
+NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_UNSPECIFIED: NexusHandlerErrorRetryBehavior
+NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_RETRYABLE: NexusHandlerErrorRetryBehavior
+NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_NON_RETRYABLE: NexusHandlerErrorRetryBehavior
 
 class Payload(_message.Message):
     __slots__ = ("metadata", "data")
@@ -392,7 +419,7 @@ class ChildWorkflowExecutionFailureInfo(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., workflow_execution: _Optional[_Union[WorkflowExecution, _Mapping]] = ..., workflow_type: _Optional[str] = ..., initiated_event_id: _Optional[int] = ..., started_event_id: _Optional[int] = ..., retry_state: _Optional[_Union[RetryState, str]] = ...) -> None: ...
 
 class Failure(_message.Message):
-    __slots__ = ("message", "source", "stack_trace", "cause", "application_failure_info", "timeout_failure_info", "canceled_failure_info", "terminated_failure_info", "server_failure_info", "activity_failure_info", "child_workflow_execution_failure_info", "encoded_attributes")
+    __slots__ = ("message", "source", "stack_trace", "cause", "application_failure_info", "timeout_failure_info", "canceled_failure_info", "terminated_failure_info", "server_failure_info", "activity_failure_info", "child_workflow_execution_failure_info", "nexus_operation_execution_failure_info", "nexus_handler_failure_info", "encoded_attributes")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     STACK_TRACE_FIELD_NUMBER: _ClassVar[int]
@@ -404,6 +431,8 @@ class Failure(_message.Message):
     SERVER_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVITY_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
     CHILD_WORKFLOW_EXECUTION_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_EXECUTION_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_HANDLER_FAILURE_INFO_FIELD_NUMBER: _ClassVar[int]
     ENCODED_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     message: str
     source: str
@@ -416,8 +445,10 @@ class Failure(_message.Message):
     server_failure_info: ServerFailureInfo
     activity_failure_info: ActivityFailureInfo
     child_workflow_execution_failure_info: ChildWorkflowExecutionFailureInfo
+    nexus_operation_execution_failure_info: NexusOperationFailureInfo
+    nexus_handler_failure_info: NexusHandlerFailureInfo
     encoded_attributes: Payload
-    def __init__(self, message: _Optional[str] = ..., source: _Optional[str] = ..., stack_trace: _Optional[str] = ..., cause: _Optional[_Union[Failure, _Mapping]] = ..., application_failure_info: _Optional[_Union[ApplicationFailureInfo, _Mapping]] = ..., timeout_failure_info: _Optional[_Union[TimeoutFailureInfo, _Mapping]] = ..., canceled_failure_info: _Optional[_Union[CanceledFailureInfo, _Mapping]] = ..., terminated_failure_info: _Optional[_Union[TerminatedFailureInfo, _Mapping]] = ..., server_failure_info: _Optional[_Union[ServerFailureInfo, _Mapping]] = ..., activity_failure_info: _Optional[_Union[ActivityFailureInfo, _Mapping]] = ..., child_workflow_execution_failure_info: _Optional[_Union[ChildWorkflowExecutionFailureInfo, _Mapping]] = ..., encoded_attributes: _Optional[_Union[Payload, _Mapping]] = ...) -> None: ...
+    def __init__(self, message: _Optional[str] = ..., source: _Optional[str] = ..., stack_trace: _Optional[str] = ..., cause: _Optional[_Union[Failure, _Mapping]] = ..., application_failure_info: _Optional[_Union[ApplicationFailureInfo, _Mapping]] = ..., timeout_failure_info: _Optional[_Union[TimeoutFailureInfo, _Mapping]] = ..., canceled_failure_info: _Optional[_Union[CanceledFailureInfo, _Mapping]] = ..., terminated_failure_info: _Optional[_Union[TerminatedFailureInfo, _Mapping]] = ..., server_failure_info: _Optional[_Union[ServerFailureInfo, _Mapping]] = ..., activity_failure_info: _Optional[_Union[ActivityFailureInfo, _Mapping]] = ..., child_workflow_execution_failure_info: _Optional[_Union[ChildWorkflowExecutionFailureInfo, _Mapping]] = ..., nexus_operation_execution_failure_info: _Optional[_Union[NexusOperationFailureInfo, _Mapping]] = ..., nexus_handler_failure_info: _Optional[_Union[NexusHandlerFailureInfo, _Mapping]] = ..., encoded_attributes: _Optional[_Union[Payload, _Mapping]] = ...) -> None: ...
 
 class Memo(_message.Message):
     __slots__ = ("fields",)
@@ -1159,7 +1190,7 @@ class WorkflowExecutionVersioningInfo(_message.Message):
     def __init__(self, behavior: _Optional[_Union[VersioningBehavior, str]] = ..., deployment_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ..., versioning_override: _Optional[_Union[VersioningOverride, _Mapping]] = ..., pinned_version: _Optional[_Union[WorkerDeploymentVersion, _Mapping]] = ...) -> None: ...
 
 class HistoryEvent(_message.Message):
-    __slots__ = ("event_id", "event_time_ms", "event_type", "workflow_execution_started_event_attributes", "workflow_execution_completed_event_attributes", "workflow_execution_failed_event_attributes", "workflow_execution_timed_out_event_attributes", "workflow_task_scheduled_event_attributes", "workflow_task_started_event_attributes", "workflow_task_completed_event_attributes", "workflow_task_timed_out_event_attributes", "workflow_task_failed_event_attributes", "activity_task_scheduled_event_attributes", "activity_task_started_event_attributes", "activity_task_completed_event_attributes", "activity_task_failed_event_attributes", "activity_task_timed_out_event_attributes", "activity_task_cancel_requested_event_attributes", "activity_task_canceled_event_attributes", "timer_started_event_attributes", "timer_fired_event_attributes", "timer_canceled_event_attributes", "workflow_execution_cancel_requested_event_attributes", "workflow_execution_canceled_event_attributes", "marker_recorded_event_attributes", "workflow_execution_signaled_event_attributes", "workflow_execution_terminated_event_attributes", "workflow_execution_continued_as_new_event_attributes", "start_child_workflow_execution_initiated_event_attributes", "start_child_workflow_execution_failed_event_attributes", "child_workflow_execution_started_event_attributes", "child_workflow_execution_completed_event_attributes", "child_workflow_execution_failed_event_attributes", "child_workflow_execution_canceled_event_attributes", "child_workflow_execution_timed_out_event_attributes", "child_workflow_execution_terminated_event_attributes", "signal_external_workflow_execution_initiated_event_attributes", "signal_external_workflow_execution_failed_event_attributes", "external_workflow_execution_signaled_event_attributes", "request_cancel_external_workflow_execution_initiated_event_attributes", "request_cancel_external_workflow_execution_failed_event_attributes", "external_workflow_execution_cancel_requested_event_attributes", "upsert_workflow_search_attributes_event_attributes", "workflow_execution_update_accepted_event_attributes", "workflow_execution_update_completed_event_attributes", "workflow_execution_options_updated_event_attributes")
+    __slots__ = ("event_id", "event_time_ms", "event_type", "workflow_execution_started_event_attributes", "workflow_execution_completed_event_attributes", "workflow_execution_failed_event_attributes", "workflow_execution_timed_out_event_attributes", "workflow_task_scheduled_event_attributes", "workflow_task_started_event_attributes", "workflow_task_completed_event_attributes", "workflow_task_timed_out_event_attributes", "workflow_task_failed_event_attributes", "activity_task_scheduled_event_attributes", "activity_task_started_event_attributes", "activity_task_completed_event_attributes", "activity_task_failed_event_attributes", "activity_task_timed_out_event_attributes", "activity_task_cancel_requested_event_attributes", "activity_task_canceled_event_attributes", "timer_started_event_attributes", "timer_fired_event_attributes", "timer_canceled_event_attributes", "workflow_execution_cancel_requested_event_attributes", "workflow_execution_canceled_event_attributes", "marker_recorded_event_attributes", "workflow_execution_signaled_event_attributes", "workflow_execution_terminated_event_attributes", "workflow_execution_continued_as_new_event_attributes", "start_child_workflow_execution_initiated_event_attributes", "start_child_workflow_execution_failed_event_attributes", "child_workflow_execution_started_event_attributes", "child_workflow_execution_completed_event_attributes", "child_workflow_execution_failed_event_attributes", "child_workflow_execution_canceled_event_attributes", "child_workflow_execution_timed_out_event_attributes", "child_workflow_execution_terminated_event_attributes", "signal_external_workflow_execution_initiated_event_attributes", "signal_external_workflow_execution_failed_event_attributes", "external_workflow_execution_signaled_event_attributes", "request_cancel_external_workflow_execution_initiated_event_attributes", "request_cancel_external_workflow_execution_failed_event_attributes", "external_workflow_execution_cancel_requested_event_attributes", "upsert_workflow_search_attributes_event_attributes", "workflow_execution_update_accepted_event_attributes", "workflow_execution_update_completed_event_attributes", "workflow_execution_options_updated_event_attributes", "nexus_operation_scheduled_event_attributes", "nexus_operation_started_event_attributes", "nexus_operation_completed_event_attributes", "nexus_operation_failed_event_attributes", "nexus_operation_canceled_event_attributes", "nexus_operation_timed_out_event_attributes", "nexus_operation_cancel_requested_event_attributes")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -1206,6 +1237,13 @@ class HistoryEvent(_message.Message):
     WORKFLOW_EXECUTION_UPDATE_ACCEPTED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_EXECUTION_UPDATE_COMPLETED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_EXECUTION_OPTIONS_UPDATED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_SCHEDULED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_STARTED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_COMPLETED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_FAILED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_CANCELED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_TIMED_OUT_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_OPERATION_CANCEL_REQUESTED_EVENT_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     event_time_ms: int
     event_type: EventType
@@ -1252,7 +1290,14 @@ class HistoryEvent(_message.Message):
     workflow_execution_update_accepted_event_attributes: WorkflowExecutionUpdateAcceptedEventAttributes
     workflow_execution_update_completed_event_attributes: WorkflowExecutionUpdateCompletedEventAttributes
     workflow_execution_options_updated_event_attributes: WorkflowExecutionOptionsUpdatedEventAttributes
-    def __init__(self, event_id: _Optional[int] = ..., event_time_ms: _Optional[int] = ..., event_type: _Optional[_Union[EventType, str]] = ..., workflow_execution_started_event_attributes: _Optional[_Union[WorkflowExecutionStartedEventAttributes, _Mapping]] = ..., workflow_execution_completed_event_attributes: _Optional[_Union[WorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., workflow_execution_failed_event_attributes: _Optional[_Union[WorkflowExecutionFailedEventAttributes, _Mapping]] = ..., workflow_execution_timed_out_event_attributes: _Optional[_Union[WorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., workflow_task_scheduled_event_attributes: _Optional[_Union[WorkflowTaskScheduledEventAttributes, _Mapping]] = ..., workflow_task_started_event_attributes: _Optional[_Union[WorkflowTaskStartedEventAttributes, _Mapping]] = ..., workflow_task_completed_event_attributes: _Optional[_Union[WorkflowTaskCompletedEventAttributes, _Mapping]] = ..., workflow_task_timed_out_event_attributes: _Optional[_Union[WorkflowTaskTimedOutEventAttributes, _Mapping]] = ..., workflow_task_failed_event_attributes: _Optional[_Union[WorkflowTaskFailedEventAttributes, _Mapping]] = ..., activity_task_scheduled_event_attributes: _Optional[_Union[ActivityTaskScheduledEventAttributes, _Mapping]] = ..., activity_task_started_event_attributes: _Optional[_Union[ActivityTaskStartedEventAttributes, _Mapping]] = ..., activity_task_completed_event_attributes: _Optional[_Union[ActivityTaskCompletedEventAttributes, _Mapping]] = ..., activity_task_failed_event_attributes: _Optional[_Union[ActivityTaskFailedEventAttributes, _Mapping]] = ..., activity_task_timed_out_event_attributes: _Optional[_Union[ActivityTaskTimedOutEventAttributes, _Mapping]] = ..., activity_task_cancel_requested_event_attributes: _Optional[_Union[ActivityTaskCancelRequestedEventAttributes, _Mapping]] = ..., activity_task_canceled_event_attributes: _Optional[_Union[ActivityTaskCanceledEventAttributes, _Mapping]] = ..., timer_started_event_attributes: _Optional[_Union[TimerStartedEventAttributes, _Mapping]] = ..., timer_fired_event_attributes: _Optional[_Union[TimerFiredEventAttributes, _Mapping]] = ..., timer_canceled_event_attributes: _Optional[_Union[TimerCanceledEventAttributes, _Mapping]] = ..., workflow_execution_cancel_requested_event_attributes: _Optional[_Union[WorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., workflow_execution_canceled_event_attributes: _Optional[_Union[WorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., marker_recorded_event_attributes: _Optional[_Union[MarkerRecordedEventAttributes, _Mapping]] = ..., workflow_execution_signaled_event_attributes: _Optional[_Union[WorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., workflow_execution_terminated_event_attributes: _Optional[_Union[WorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., workflow_execution_continued_as_new_event_attributes: _Optional[_Union[WorkflowExecutionContinuedAsNewEventAttributes, _Mapping]] = ..., start_child_workflow_execution_initiated_event_attributes: _Optional[_Union[StartChildWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., start_child_workflow_execution_failed_event_attributes: _Optional[_Union[StartChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_started_event_attributes: _Optional[_Union[ChildWorkflowExecutionStartedEventAttributes, _Mapping]] = ..., child_workflow_execution_completed_event_attributes: _Optional[_Union[ChildWorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., child_workflow_execution_failed_event_attributes: _Optional[_Union[ChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_canceled_event_attributes: _Optional[_Union[ChildWorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., child_workflow_execution_timed_out_event_attributes: _Optional[_Union[ChildWorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., child_workflow_execution_terminated_event_attributes: _Optional[_Union[ChildWorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_initiated_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_failed_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_signaled_event_attributes: _Optional[_Union[ExternalWorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_initiated_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_failed_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_cancel_requested_event_attributes: _Optional[_Union[ExternalWorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_event_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesEventAttributes, _Mapping]] = ..., workflow_execution_update_accepted_event_attributes: _Optional[_Union[WorkflowExecutionUpdateAcceptedEventAttributes, _Mapping]] = ..., workflow_execution_update_completed_event_attributes: _Optional[_Union[WorkflowExecutionUpdateCompletedEventAttributes, _Mapping]] = ..., workflow_execution_options_updated_event_attributes: _Optional[_Union[WorkflowExecutionOptionsUpdatedEventAttributes, _Mapping]] = ...) -> None: ...
+    nexus_operation_scheduled_event_attributes: NexusOperationScheduledEventAttributes
+    nexus_operation_started_event_attributes: NexusOperationStartedEventAttributes
+    nexus_operation_completed_event_attributes: NexusOperationCompletedEventAttributes
+    nexus_operation_failed_event_attributes: NexusOperationFailedEventAttributes
+    nexus_operation_canceled_event_attributes: NexusOperationCanceledEventAttributes
+    nexus_operation_timed_out_event_attributes: NexusOperationTimedOutEventAttributes
+    nexus_operation_cancel_requested_event_attributes: NexusOperationCancelRequestedEventAttributes
+    def __init__(self, event_id: _Optional[int] = ..., event_time_ms: _Optional[int] = ..., event_type: _Optional[_Union[EventType, str]] = ..., workflow_execution_started_event_attributes: _Optional[_Union[WorkflowExecutionStartedEventAttributes, _Mapping]] = ..., workflow_execution_completed_event_attributes: _Optional[_Union[WorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., workflow_execution_failed_event_attributes: _Optional[_Union[WorkflowExecutionFailedEventAttributes, _Mapping]] = ..., workflow_execution_timed_out_event_attributes: _Optional[_Union[WorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., workflow_task_scheduled_event_attributes: _Optional[_Union[WorkflowTaskScheduledEventAttributes, _Mapping]] = ..., workflow_task_started_event_attributes: _Optional[_Union[WorkflowTaskStartedEventAttributes, _Mapping]] = ..., workflow_task_completed_event_attributes: _Optional[_Union[WorkflowTaskCompletedEventAttributes, _Mapping]] = ..., workflow_task_timed_out_event_attributes: _Optional[_Union[WorkflowTaskTimedOutEventAttributes, _Mapping]] = ..., workflow_task_failed_event_attributes: _Optional[_Union[WorkflowTaskFailedEventAttributes, _Mapping]] = ..., activity_task_scheduled_event_attributes: _Optional[_Union[ActivityTaskScheduledEventAttributes, _Mapping]] = ..., activity_task_started_event_attributes: _Optional[_Union[ActivityTaskStartedEventAttributes, _Mapping]] = ..., activity_task_completed_event_attributes: _Optional[_Union[ActivityTaskCompletedEventAttributes, _Mapping]] = ..., activity_task_failed_event_attributes: _Optional[_Union[ActivityTaskFailedEventAttributes, _Mapping]] = ..., activity_task_timed_out_event_attributes: _Optional[_Union[ActivityTaskTimedOutEventAttributes, _Mapping]] = ..., activity_task_cancel_requested_event_attributes: _Optional[_Union[ActivityTaskCancelRequestedEventAttributes, _Mapping]] = ..., activity_task_canceled_event_attributes: _Optional[_Union[ActivityTaskCanceledEventAttributes, _Mapping]] = ..., timer_started_event_attributes: _Optional[_Union[TimerStartedEventAttributes, _Mapping]] = ..., timer_fired_event_attributes: _Optional[_Union[TimerFiredEventAttributes, _Mapping]] = ..., timer_canceled_event_attributes: _Optional[_Union[TimerCanceledEventAttributes, _Mapping]] = ..., workflow_execution_cancel_requested_event_attributes: _Optional[_Union[WorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., workflow_execution_canceled_event_attributes: _Optional[_Union[WorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., marker_recorded_event_attributes: _Optional[_Union[MarkerRecordedEventAttributes, _Mapping]] = ..., workflow_execution_signaled_event_attributes: _Optional[_Union[WorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., workflow_execution_terminated_event_attributes: _Optional[_Union[WorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., workflow_execution_continued_as_new_event_attributes: _Optional[_Union[WorkflowExecutionContinuedAsNewEventAttributes, _Mapping]] = ..., start_child_workflow_execution_initiated_event_attributes: _Optional[_Union[StartChildWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., start_child_workflow_execution_failed_event_attributes: _Optional[_Union[StartChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_started_event_attributes: _Optional[_Union[ChildWorkflowExecutionStartedEventAttributes, _Mapping]] = ..., child_workflow_execution_completed_event_attributes: _Optional[_Union[ChildWorkflowExecutionCompletedEventAttributes, _Mapping]] = ..., child_workflow_execution_failed_event_attributes: _Optional[_Union[ChildWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., child_workflow_execution_canceled_event_attributes: _Optional[_Union[ChildWorkflowExecutionCanceledEventAttributes, _Mapping]] = ..., child_workflow_execution_timed_out_event_attributes: _Optional[_Union[ChildWorkflowExecutionTimedOutEventAttributes, _Mapping]] = ..., child_workflow_execution_terminated_event_attributes: _Optional[_Union[ChildWorkflowExecutionTerminatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_initiated_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., signal_external_workflow_execution_failed_event_attributes: _Optional[_Union[SignalExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_signaled_event_attributes: _Optional[_Union[ExternalWorkflowExecutionSignaledEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_initiated_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionInitiatedEventAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_failed_event_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionFailedEventAttributes, _Mapping]] = ..., external_workflow_execution_cancel_requested_event_attributes: _Optional[_Union[ExternalWorkflowExecutionCancelRequestedEventAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_event_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesEventAttributes, _Mapping]] = ..., workflow_execution_update_accepted_event_attributes: _Optional[_Union[WorkflowExecutionUpdateAcceptedEventAttributes, _Mapping]] = ..., workflow_execution_update_completed_event_attributes: _Optional[_Union[WorkflowExecutionUpdateCompletedEventAttributes, _Mapping]] = ..., workflow_execution_options_updated_event_attributes: _Optional[_Union[WorkflowExecutionOptionsUpdatedEventAttributes, _Mapping]] = ..., nexus_operation_scheduled_event_attributes: _Optional[_Union[NexusOperationScheduledEventAttributes, _Mapping]] = ..., nexus_operation_started_event_attributes: _Optional[_Union[NexusOperationStartedEventAttributes, _Mapping]] = ..., nexus_operation_completed_event_attributes: _Optional[_Union[NexusOperationCompletedEventAttributes, _Mapping]] = ..., nexus_operation_failed_event_attributes: _Optional[_Union[NexusOperationFailedEventAttributes, _Mapping]] = ..., nexus_operation_canceled_event_attributes: _Optional[_Union[NexusOperationCanceledEventAttributes, _Mapping]] = ..., nexus_operation_timed_out_event_attributes: _Optional[_Union[NexusOperationTimedOutEventAttributes, _Mapping]] = ..., nexus_operation_cancel_requested_event_attributes: _Optional[_Union[NexusOperationCancelRequestedEventAttributes, _Mapping]] = ...) -> None: ...
 
 class History(_message.Message):
     __slots__ = ("events",)
@@ -1456,7 +1501,7 @@ class RejectUpdateCommandAttributes(_message.Message):
     def __init__(self, update_id: _Optional[str] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ...) -> None: ...
 
 class Command(_message.Message):
-    __slots__ = ("command_type", "schedule_activity_task_command_attributes", "start_timer_command_attributes", "complete_workflow_execution_command_attributes", "fail_workflow_execution_command_attributes", "request_cancel_activity_task_command_attributes", "cancel_timer_command_attributes", "cancel_workflow_execution_command_attributes", "request_cancel_external_workflow_execution_command_attributes", "record_marker_command_attributes", "continue_as_new_workflow_execution_command_attributes", "start_child_workflow_execution_command_attributes", "signal_external_workflow_execution_command_attributes", "upsert_workflow_search_attributes_command_attributes", "accept_update_command_attributes", "complete_update_command_attributes", "reject_update_command_attributes")
+    __slots__ = ("command_type", "schedule_activity_task_command_attributes", "start_timer_command_attributes", "complete_workflow_execution_command_attributes", "fail_workflow_execution_command_attributes", "request_cancel_activity_task_command_attributes", "cancel_timer_command_attributes", "cancel_workflow_execution_command_attributes", "request_cancel_external_workflow_execution_command_attributes", "record_marker_command_attributes", "continue_as_new_workflow_execution_command_attributes", "start_child_workflow_execution_command_attributes", "signal_external_workflow_execution_command_attributes", "upsert_workflow_search_attributes_command_attributes", "schedule_nexus_operation_command_attributes", "request_cancel_nexus_operation_command_attributes", "accept_update_command_attributes", "complete_update_command_attributes", "reject_update_command_attributes")
     COMMAND_TYPE_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_ACTIVITY_TASK_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     START_TIMER_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
@@ -1471,6 +1516,8 @@ class Command(_message.Message):
     START_CHILD_WORKFLOW_EXECUTION_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     UPSERT_WORKFLOW_SEARCH_ATTRIBUTES_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_NEXUS_OPERATION_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CANCEL_NEXUS_OPERATION_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_UPDATE_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_UPDATE_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     REJECT_UPDATE_COMMAND_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
@@ -1488,10 +1535,12 @@ class Command(_message.Message):
     start_child_workflow_execution_command_attributes: StartChildWorkflowExecutionCommandAttributes
     signal_external_workflow_execution_command_attributes: SignalExternalWorkflowExecutionCommandAttributes
     upsert_workflow_search_attributes_command_attributes: UpsertWorkflowSearchAttributesCommandAttributes
+    schedule_nexus_operation_command_attributes: ScheduleNexusOperationCommandAttributes
+    request_cancel_nexus_operation_command_attributes: RequestCancelNexusOperationCommandAttributes
     accept_update_command_attributes: AcceptUpdateCommandAttributes
     complete_update_command_attributes: CompleteUpdateCommandAttributes
     reject_update_command_attributes: RejectUpdateCommandAttributes
-    def __init__(self, command_type: _Optional[_Union[CommandType, str]] = ..., schedule_activity_task_command_attributes: _Optional[_Union[ScheduleActivityTaskCommandAttributes, _Mapping]] = ..., start_timer_command_attributes: _Optional[_Union[StartTimerCommandAttributes, _Mapping]] = ..., complete_workflow_execution_command_attributes: _Optional[_Union[CompleteWorkflowExecutionCommandAttributes, _Mapping]] = ..., fail_workflow_execution_command_attributes: _Optional[_Union[FailWorkflowExecutionCommandAttributes, _Mapping]] = ..., request_cancel_activity_task_command_attributes: _Optional[_Union[RequestCancelActivityTaskCommandAttributes, _Mapping]] = ..., cancel_timer_command_attributes: _Optional[_Union[CancelTimerCommandAttributes, _Mapping]] = ..., cancel_workflow_execution_command_attributes: _Optional[_Union[CancelWorkflowExecutionCommandAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_command_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionCommandAttributes, _Mapping]] = ..., record_marker_command_attributes: _Optional[_Union[RecordMarkerCommandAttributes, _Mapping]] = ..., continue_as_new_workflow_execution_command_attributes: _Optional[_Union[ContinueAsNewWorkflowExecutionCommandAttributes, _Mapping]] = ..., start_child_workflow_execution_command_attributes: _Optional[_Union[StartChildWorkflowExecutionCommandAttributes, _Mapping]] = ..., signal_external_workflow_execution_command_attributes: _Optional[_Union[SignalExternalWorkflowExecutionCommandAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_command_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesCommandAttributes, _Mapping]] = ..., accept_update_command_attributes: _Optional[_Union[AcceptUpdateCommandAttributes, _Mapping]] = ..., complete_update_command_attributes: _Optional[_Union[CompleteUpdateCommandAttributes, _Mapping]] = ..., reject_update_command_attributes: _Optional[_Union[RejectUpdateCommandAttributes, _Mapping]] = ...) -> None: ...
+    def __init__(self, command_type: _Optional[_Union[CommandType, str]] = ..., schedule_activity_task_command_attributes: _Optional[_Union[ScheduleActivityTaskCommandAttributes, _Mapping]] = ..., start_timer_command_attributes: _Optional[_Union[StartTimerCommandAttributes, _Mapping]] = ..., complete_workflow_execution_command_attributes: _Optional[_Union[CompleteWorkflowExecutionCommandAttributes, _Mapping]] = ..., fail_workflow_execution_command_attributes: _Optional[_Union[FailWorkflowExecutionCommandAttributes, _Mapping]] = ..., request_cancel_activity_task_command_attributes: _Optional[_Union[RequestCancelActivityTaskCommandAttributes, _Mapping]] = ..., cancel_timer_command_attributes: _Optional[_Union[CancelTimerCommandAttributes, _Mapping]] = ..., cancel_workflow_execution_command_attributes: _Optional[_Union[CancelWorkflowExecutionCommandAttributes, _Mapping]] = ..., request_cancel_external_workflow_execution_command_attributes: _Optional[_Union[RequestCancelExternalWorkflowExecutionCommandAttributes, _Mapping]] = ..., record_marker_command_attributes: _Optional[_Union[RecordMarkerCommandAttributes, _Mapping]] = ..., continue_as_new_workflow_execution_command_attributes: _Optional[_Union[ContinueAsNewWorkflowExecutionCommandAttributes, _Mapping]] = ..., start_child_workflow_execution_command_attributes: _Optional[_Union[StartChildWorkflowExecutionCommandAttributes, _Mapping]] = ..., signal_external_workflow_execution_command_attributes: _Optional[_Union[SignalExternalWorkflowExecutionCommandAttributes, _Mapping]] = ..., upsert_workflow_search_attributes_command_attributes: _Optional[_Union[UpsertWorkflowSearchAttributesCommandAttributes, _Mapping]] = ..., schedule_nexus_operation_command_attributes: _Optional[_Union[ScheduleNexusOperationCommandAttributes, _Mapping]] = ..., request_cancel_nexus_operation_command_attributes: _Optional[_Union[RequestCancelNexusOperationCommandAttributes, _Mapping]] = ..., accept_update_command_attributes: _Optional[_Union[AcceptUpdateCommandAttributes, _Mapping]] = ..., complete_update_command_attributes: _Optional[_Union[CompleteUpdateCommandAttributes, _Mapping]] = ..., reject_update_command_attributes: _Optional[_Union[RejectUpdateCommandAttributes, _Mapping]] = ...) -> None: ...
 
 class UpdateRequest(_message.Message):
     __slots__ = ("update_id", "name", "input", "header", "identity")
@@ -1690,3 +1739,302 @@ class ScheduleRecord(_message.Message):
     conflict_token: int
     create_request_id: str
     def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., info: _Optional[_Union[ScheduleInfo, _Mapping]] = ..., last_processed_ms: _Optional[int] = ..., buffered: _Optional[_Iterable[_Union[ScheduleBufferedAction, _Mapping]]] = ..., timer_fire_time_ms: _Optional[int] = ..., timer_task_id: _Optional[int] = ..., namespace_name: _Optional[str] = ..., conflict_token: _Optional[int] = ..., create_request_id: _Optional[str] = ...) -> None: ...
+
+class EndpointTarget(_message.Message):
+    __slots__ = ("worker",)
+    class Worker(_message.Message):
+        __slots__ = ("namespace", "task_queue")
+        NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+        TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+        namespace: str
+        task_queue: str
+        def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ...) -> None: ...
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    worker: EndpointTarget.Worker
+    def __init__(self, worker: _Optional[_Union[EndpointTarget.Worker, _Mapping]] = ...) -> None: ...
+
+class EndpointSpec(_message.Message):
+    __slots__ = ("name", "description", "target", "allowed_caller_namespaces")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_CALLER_NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: Payload
+    target: EndpointTarget
+    allowed_caller_namespaces: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[_Union[Payload, _Mapping]] = ..., target: _Optional[_Union[EndpointTarget, _Mapping]] = ..., allowed_caller_namespaces: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Endpoint(_message.Message):
+    __slots__ = ("version", "id", "spec", "created_time_ms", "last_modified_time_ms")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CREATED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_MODIFIED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    id: str
+    spec: EndpointSpec
+    created_time_ms: int
+    last_modified_time_ms: int
+    def __init__(self, version: _Optional[int] = ..., id: _Optional[str] = ..., spec: _Optional[_Union[EndpointSpec, _Mapping]] = ..., created_time_ms: _Optional[int] = ..., last_modified_time_ms: _Optional[int] = ...) -> None: ...
+
+class NexusOperationFailureInfo(_message.Message):
+    __slots__ = ("scheduled_event_id", "endpoint", "service", "operation", "operation_token")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    endpoint: str
+    service: str
+    operation: str
+    operation_token: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., endpoint: _Optional[str] = ..., service: _Optional[str] = ..., operation: _Optional[str] = ..., operation_token: _Optional[str] = ...) -> None: ...
+
+class NexusHandlerFailureInfo(_message.Message):
+    __slots__ = ("type", "retry_behavior")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    retry_behavior: NexusHandlerErrorRetryBehavior
+    def __init__(self, type: _Optional[str] = ..., retry_behavior: _Optional[_Union[NexusHandlerErrorRetryBehavior, str]] = ...) -> None: ...
+
+class NexusHandlerError(_message.Message):
+    __slots__ = ("error_type", "failure", "retry_behavior")
+    ERROR_TYPE_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    error_type: str
+    failure: Failure
+    retry_behavior: NexusHandlerErrorRetryBehavior
+    def __init__(self, error_type: _Optional[str] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., retry_behavior: _Optional[_Union[NexusHandlerErrorRetryBehavior, str]] = ...) -> None: ...
+
+class NexusUnsuccessfulOperationError(_message.Message):
+    __slots__ = ("operation_state", "failure")
+    OPERATION_STATE_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    operation_state: str
+    failure: Failure
+    def __init__(self, operation_state: _Optional[str] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ...) -> None: ...
+
+class Callback(_message.Message):
+    __slots__ = ("nexus",)
+    class Nexus(_message.Message):
+        __slots__ = ("url", "header")
+        class HeaderEntry(_message.Message):
+            __slots__ = ("key", "value")
+            KEY_FIELD_NUMBER: _ClassVar[int]
+            VALUE_FIELD_NUMBER: _ClassVar[int]
+            key: str
+            value: str
+            def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+        URL_FIELD_NUMBER: _ClassVar[int]
+        HEADER_FIELD_NUMBER: _ClassVar[int]
+        url: str
+        header: _containers.ScalarMap[str, str]
+        def __init__(self, url: _Optional[str] = ..., header: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    NEXUS_FIELD_NUMBER: _ClassVar[int]
+    nexus: Callback.Nexus
+    def __init__(self, nexus: _Optional[_Union[Callback.Nexus, _Mapping]] = ...) -> None: ...
+
+class NexusStartOperationRequest(_message.Message):
+    __slots__ = ("service", "operation", "request_id", "callback", "payload", "callback_header")
+    class CallbackHeaderEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLBACK_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    CALLBACK_HEADER_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    operation: str
+    request_id: str
+    callback: str
+    payload: Payload
+    callback_header: _containers.ScalarMap[str, str]
+    def __init__(self, service: _Optional[str] = ..., operation: _Optional[str] = ..., request_id: _Optional[str] = ..., callback: _Optional[str] = ..., payload: _Optional[_Union[Payload, _Mapping]] = ..., callback_header: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class NexusCancelOperationRequest(_message.Message):
+    __slots__ = ("service", "operation", "operation_token")
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    operation: str
+    operation_token: str
+    def __init__(self, service: _Optional[str] = ..., operation: _Optional[str] = ..., operation_token: _Optional[str] = ...) -> None: ...
+
+class NexusRequest(_message.Message):
+    __slots__ = ("header", "scheduled_time_ms", "start_operation", "cancel_operation")
+    class HeaderEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    START_OPERATION_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_OPERATION_FIELD_NUMBER: _ClassVar[int]
+    header: _containers.ScalarMap[str, str]
+    scheduled_time_ms: int
+    start_operation: NexusStartOperationRequest
+    cancel_operation: NexusCancelOperationRequest
+    def __init__(self, header: _Optional[_Mapping[str, str]] = ..., scheduled_time_ms: _Optional[int] = ..., start_operation: _Optional[_Union[NexusStartOperationRequest, _Mapping]] = ..., cancel_operation: _Optional[_Union[NexusCancelOperationRequest, _Mapping]] = ...) -> None: ...
+
+class NexusStartOperationResponse(_message.Message):
+    __slots__ = ("sync_success", "async_success", "operation_error")
+    class Sync(_message.Message):
+        __slots__ = ("payload",)
+        PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+        payload: Payload
+        def __init__(self, payload: _Optional[_Union[Payload, _Mapping]] = ...) -> None: ...
+    class Async(_message.Message):
+        __slots__ = ("operation_token",)
+        OPERATION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+        operation_token: str
+        def __init__(self, operation_token: _Optional[str] = ...) -> None: ...
+    SYNC_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ASYNC_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_ERROR_FIELD_NUMBER: _ClassVar[int]
+    sync_success: NexusStartOperationResponse.Sync
+    async_success: NexusStartOperationResponse.Async
+    operation_error: NexusUnsuccessfulOperationError
+    def __init__(self, sync_success: _Optional[_Union[NexusStartOperationResponse.Sync, _Mapping]] = ..., async_success: _Optional[_Union[NexusStartOperationResponse.Async, _Mapping]] = ..., operation_error: _Optional[_Union[NexusUnsuccessfulOperationError, _Mapping]] = ...) -> None: ...
+
+class NexusCancelOperationResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class NexusResponse(_message.Message):
+    __slots__ = ("start_operation", "cancel_operation")
+    START_OPERATION_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_OPERATION_FIELD_NUMBER: _ClassVar[int]
+    start_operation: NexusStartOperationResponse
+    cancel_operation: NexusCancelOperationResponse
+    def __init__(self, start_operation: _Optional[_Union[NexusStartOperationResponse, _Mapping]] = ..., cancel_operation: _Optional[_Union[NexusCancelOperationResponse, _Mapping]] = ...) -> None: ...
+
+class ScheduleNexusOperationCommandAttributes(_message.Message):
+    __slots__ = ("endpoint", "service", "operation", "input", "schedule_to_close_timeout_ms", "nexus_header")
+    class NexusHeaderEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TO_CLOSE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_HEADER_FIELD_NUMBER: _ClassVar[int]
+    endpoint: str
+    service: str
+    operation: str
+    input: Payload
+    schedule_to_close_timeout_ms: int
+    nexus_header: _containers.ScalarMap[str, str]
+    def __init__(self, endpoint: _Optional[str] = ..., service: _Optional[str] = ..., operation: _Optional[str] = ..., input: _Optional[_Union[Payload, _Mapping]] = ..., schedule_to_close_timeout_ms: _Optional[int] = ..., nexus_header: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class RequestCancelNexusOperationCommandAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id",)
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    def __init__(self, scheduled_event_id: _Optional[int] = ...) -> None: ...
+
+class NexusOperationScheduledEventAttributes(_message.Message):
+    __slots__ = ("endpoint", "service", "operation", "input", "schedule_to_close_timeout_ms", "nexus_header", "workflow_task_completed_event_id", "request_id", "endpoint_id")
+    class NexusHeaderEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_TO_CLOSE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    NEXUS_HEADER_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    endpoint: str
+    service: str
+    operation: str
+    input: Payload
+    schedule_to_close_timeout_ms: int
+    nexus_header: _containers.ScalarMap[str, str]
+    workflow_task_completed_event_id: int
+    request_id: str
+    endpoint_id: str
+    def __init__(self, endpoint: _Optional[str] = ..., service: _Optional[str] = ..., operation: _Optional[str] = ..., input: _Optional[_Union[Payload, _Mapping]] = ..., schedule_to_close_timeout_ms: _Optional[int] = ..., nexus_header: _Optional[_Mapping[str, str]] = ..., workflow_task_completed_event_id: _Optional[int] = ..., request_id: _Optional[str] = ..., endpoint_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationStartedEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "operation_token", "request_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    operation_token: str
+    request_id: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., operation_token: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationCompletedEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "result", "request_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    result: Payload
+    request_id: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., result: _Optional[_Union[Payload, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationFailedEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "failure", "request_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    failure: Failure
+    request_id: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationCanceledEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "failure", "request_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    failure: Failure
+    request_id: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationTimedOutEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "failure", "request_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    failure: Failure
+    request_id: str
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class NexusOperationCancelRequestedEventAttributes(_message.Message):
+    __slots__ = ("scheduled_event_id", "workflow_task_completed_event_id")
+    SCHEDULED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_TASK_COMPLETED_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    scheduled_event_id: int
+    workflow_task_completed_event_id: int
+    def __init__(self, scheduled_event_id: _Optional[int] = ..., workflow_task_completed_event_id: _Optional[int] = ...) -> None: ...

@@ -248,7 +248,7 @@ class AddSearchAttributesResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class StartWorkflowExecutionRequest(_message.Message):
-    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms", "cron_schedule")
+    __slots__ = ("namespace", "workflow_id", "workflow_type", "task_queue", "input", "execution_timeout_ms", "run_timeout_ms", "task_timeout_ms", "identity", "request_id", "workflow_id_reuse_policy", "workflow_id_conflict_policy", "memo", "search_attributes", "header", "workflow_start_delay_ms", "cron_schedule", "completion_callbacks")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_ID_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -266,6 +266,7 @@ class StartWorkflowExecutionRequest(_message.Message):
     HEADER_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_START_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     CRON_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_CALLBACKS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     workflow_id: str
     workflow_type: str
@@ -283,7 +284,8 @@ class StartWorkflowExecutionRequest(_message.Message):
     header: _messages_pb2.Header
     workflow_start_delay_ms: int
     cron_schedule: str
-    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ..., cron_schedule: _Optional[str] = ...) -> None: ...
+    completion_callbacks: _containers.RepeatedCompositeFieldContainer[_messages_pb2.Callback]
+    def __init__(self, namespace: _Optional[str] = ..., workflow_id: _Optional[str] = ..., workflow_type: _Optional[str] = ..., task_queue: _Optional[str] = ..., input: _Optional[_Union[_messages_pb2.Payloads, _Mapping]] = ..., execution_timeout_ms: _Optional[int] = ..., run_timeout_ms: _Optional[int] = ..., task_timeout_ms: _Optional[int] = ..., identity: _Optional[str] = ..., request_id: _Optional[str] = ..., workflow_id_reuse_policy: _Optional[_Union[_messages_pb2.WorkflowIdReusePolicy, str]] = ..., workflow_id_conflict_policy: _Optional[_Union[_messages_pb2.WorkflowIdConflictPolicy, str]] = ..., memo: _Optional[_Union[_messages_pb2.Memo, _Mapping]] = ..., search_attributes: _Optional[_Union[_messages_pb2.SearchAttributes, _Mapping]] = ..., header: _Optional[_Union[_messages_pb2.Header, _Mapping]] = ..., workflow_start_delay_ms: _Optional[int] = ..., cron_schedule: _Optional[str] = ..., completion_callbacks: _Optional[_Iterable[_Union[_messages_pb2.Callback, _Mapping]]] = ...) -> None: ...
 
 class StartWorkflowExecutionResponse(_message.Message):
     __slots__ = ("run_id", "started")
@@ -1406,3 +1408,125 @@ class BatchJobItem(_message.Message):
     run_id: str
     running: bool
     def __init__(self, workflow_id: _Optional[str] = ..., run_id: _Optional[str] = ..., running: _Optional[bool] = ...) -> None: ...
+
+class CreateNexusEndpointRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _messages_pb2.EndpointSpec
+    def __init__(self, spec: _Optional[_Union[_messages_pb2.EndpointSpec, _Mapping]] = ...) -> None: ...
+
+class CreateNexusEndpointResponse(_message.Message):
+    __slots__ = ("endpoint",)
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: _messages_pb2.Endpoint
+    def __init__(self, endpoint: _Optional[_Union[_messages_pb2.Endpoint, _Mapping]] = ...) -> None: ...
+
+class GetNexusEndpointRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class GetNexusEndpointResponse(_message.Message):
+    __slots__ = ("endpoint",)
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: _messages_pb2.Endpoint
+    def __init__(self, endpoint: _Optional[_Union[_messages_pb2.Endpoint, _Mapping]] = ...) -> None: ...
+
+class ListNexusEndpointsRequest(_message.Message):
+    __slots__ = ("page_size", "next_page_token", "name")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    next_page_token: bytes
+    name: str
+    def __init__(self, page_size: _Optional[int] = ..., next_page_token: _Optional[bytes] = ..., name: _Optional[str] = ...) -> None: ...
+
+class ListNexusEndpointsResponse(_message.Message):
+    __slots__ = ("next_page_token", "endpoints")
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: bytes
+    endpoints: _containers.RepeatedCompositeFieldContainer[_messages_pb2.Endpoint]
+    def __init__(self, next_page_token: _Optional[bytes] = ..., endpoints: _Optional[_Iterable[_Union[_messages_pb2.Endpoint, _Mapping]]] = ...) -> None: ...
+
+class UpdateNexusEndpointRequest(_message.Message):
+    __slots__ = ("id", "version", "spec")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    version: int
+    spec: _messages_pb2.EndpointSpec
+    def __init__(self, id: _Optional[str] = ..., version: _Optional[int] = ..., spec: _Optional[_Union[_messages_pb2.EndpointSpec, _Mapping]] = ...) -> None: ...
+
+class UpdateNexusEndpointResponse(_message.Message):
+    __slots__ = ("endpoint",)
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: _messages_pb2.Endpoint
+    def __init__(self, endpoint: _Optional[_Union[_messages_pb2.Endpoint, _Mapping]] = ...) -> None: ...
+
+class DeleteNexusEndpointRequest(_message.Message):
+    __slots__ = ("id", "version")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    version: int
+    def __init__(self, id: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class DeleteNexusEndpointResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PollNexusTaskQueueRequest(_message.Message):
+    __slots__ = ("namespace", "task_queue", "identity", "deployment_options")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TASK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    DEPLOYMENT_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    task_queue: str
+    identity: str
+    deployment_options: _messages_pb2.WorkerDeploymentOptions
+    def __init__(self, namespace: _Optional[str] = ..., task_queue: _Optional[str] = ..., identity: _Optional[str] = ..., deployment_options: _Optional[_Union[_messages_pb2.WorkerDeploymentOptions, _Mapping]] = ...) -> None: ...
+
+class PollNexusTaskQueueResponse(_message.Message):
+    __slots__ = ("task_token", "request")
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    task_token: bytes
+    request: _messages_pb2.NexusRequest
+    def __init__(self, task_token: _Optional[bytes] = ..., request: _Optional[_Union[_messages_pb2.NexusRequest, _Mapping]] = ...) -> None: ...
+
+class RespondNexusTaskCompletedRequest(_message.Message):
+    __slots__ = ("namespace", "identity", "task_token", "response")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    identity: str
+    task_token: bytes
+    response: _messages_pb2.NexusResponse
+    def __init__(self, namespace: _Optional[str] = ..., identity: _Optional[str] = ..., task_token: _Optional[bytes] = ..., response: _Optional[_Union[_messages_pb2.NexusResponse, _Mapping]] = ...) -> None: ...
+
+class RespondNexusTaskCompletedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RespondNexusTaskFailedRequest(_message.Message):
+    __slots__ = ("namespace", "identity", "task_token", "error")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    TASK_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    identity: str
+    task_token: bytes
+    error: _messages_pb2.NexusHandlerError
+    def __init__(self, namespace: _Optional[str] = ..., identity: _Optional[str] = ..., task_token: _Optional[bytes] = ..., error: _Optional[_Union[_messages_pb2.NexusHandlerError, _Mapping]] = ...) -> None: ...
+
+class RespondNexusTaskFailedResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -264,6 +264,46 @@ class WorkflowServiceStub:
                 request_serializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.SerializeToString,
                 response_deserializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.FromString,
                 _registered_method=True)
+        self.CreateNexusEndpoint = channel.unary_unary(
+                '/spindle.v1.WorkflowService/CreateNexusEndpoint',
+                request_serializer=spindle_dot_api_dot_service__pb2.CreateNexusEndpointRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.CreateNexusEndpointResponse.FromString,
+                _registered_method=True)
+        self.GetNexusEndpoint = channel.unary_unary(
+                '/spindle.v1.WorkflowService/GetNexusEndpoint',
+                request_serializer=spindle_dot_api_dot_service__pb2.GetNexusEndpointRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.GetNexusEndpointResponse.FromString,
+                _registered_method=True)
+        self.ListNexusEndpoints = channel.unary_unary(
+                '/spindle.v1.WorkflowService/ListNexusEndpoints',
+                request_serializer=spindle_dot_api_dot_service__pb2.ListNexusEndpointsRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.ListNexusEndpointsResponse.FromString,
+                _registered_method=True)
+        self.UpdateNexusEndpoint = channel.unary_unary(
+                '/spindle.v1.WorkflowService/UpdateNexusEndpoint',
+                request_serializer=spindle_dot_api_dot_service__pb2.UpdateNexusEndpointRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.UpdateNexusEndpointResponse.FromString,
+                _registered_method=True)
+        self.DeleteNexusEndpoint = channel.unary_unary(
+                '/spindle.v1.WorkflowService/DeleteNexusEndpoint',
+                request_serializer=spindle_dot_api_dot_service__pb2.DeleteNexusEndpointRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.DeleteNexusEndpointResponse.FromString,
+                _registered_method=True)
+        self.PollNexusTaskQueue = channel.unary_unary(
+                '/spindle.v1.WorkflowService/PollNexusTaskQueue',
+                request_serializer=spindle_dot_api_dot_service__pb2.PollNexusTaskQueueRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.PollNexusTaskQueueResponse.FromString,
+                _registered_method=True)
+        self.RespondNexusTaskCompleted = channel.unary_unary(
+                '/spindle.v1.WorkflowService/RespondNexusTaskCompleted',
+                request_serializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedResponse.FromString,
+                _registered_method=True)
+        self.RespondNexusTaskFailed = channel.unary_unary(
+                '/spindle.v1.WorkflowService/RespondNexusTaskFailed',
+                request_serializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedRequest.SerializeToString,
+                response_deserializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedResponse.FromString,
+                _registered_method=True)
 
 
 class WorkflowServiceServicer:
@@ -547,6 +587,56 @@ class WorkflowServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateNexusEndpoint(self, request, context):
+        """Nexus (issue 30; docs/NEXUS.md): the endpoint registry (Temporal's OperatorService calls; the
+        SDK's client.operator_service sends them here) and the handler worker's task queue
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetNexusEndpoint(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListNexusEndpoints(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateNexusEndpoint(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteNexusEndpoint(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PollNexusTaskQueue(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RespondNexusTaskCompleted(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RespondNexusTaskFailed(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkflowServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -779,6 +869,46 @@ def add_WorkflowServiceServicer_to_server(servicer, server):
                     servicer.ListBatchOperations,
                     request_deserializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.FromString,
                     response_serializer=spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.SerializeToString,
+            ),
+            'CreateNexusEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateNexusEndpoint,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.CreateNexusEndpointRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.CreateNexusEndpointResponse.SerializeToString,
+            ),
+            'GetNexusEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetNexusEndpoint,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.GetNexusEndpointRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.GetNexusEndpointResponse.SerializeToString,
+            ),
+            'ListNexusEndpoints': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListNexusEndpoints,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.ListNexusEndpointsRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.ListNexusEndpointsResponse.SerializeToString,
+            ),
+            'UpdateNexusEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateNexusEndpoint,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.UpdateNexusEndpointRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.UpdateNexusEndpointResponse.SerializeToString,
+            ),
+            'DeleteNexusEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteNexusEndpoint,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.DeleteNexusEndpointRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.DeleteNexusEndpointResponse.SerializeToString,
+            ),
+            'PollNexusTaskQueue': grpc.unary_unary_rpc_method_handler(
+                    servicer.PollNexusTaskQueue,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.PollNexusTaskQueueRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.PollNexusTaskQueueResponse.SerializeToString,
+            ),
+            'RespondNexusTaskCompleted': grpc.unary_unary_rpc_method_handler(
+                    servicer.RespondNexusTaskCompleted,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedResponse.SerializeToString,
+            ),
+            'RespondNexusTaskFailed': grpc.unary_unary_rpc_method_handler(
+                    servicer.RespondNexusTaskFailed,
+                    request_deserializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedRequest.FromString,
+                    response_serializer=spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2023,6 +2153,222 @@ class WorkflowService:
             '/spindle.v1.WorkflowService/ListBatchOperations',
             spindle_dot_api_dot_service__pb2.ListBatchOperationsRequest.SerializeToString,
             spindle_dot_api_dot_service__pb2.ListBatchOperationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateNexusEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/CreateNexusEndpoint',
+            spindle_dot_api_dot_service__pb2.CreateNexusEndpointRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.CreateNexusEndpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetNexusEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/GetNexusEndpoint',
+            spindle_dot_api_dot_service__pb2.GetNexusEndpointRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.GetNexusEndpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListNexusEndpoints(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/ListNexusEndpoints',
+            spindle_dot_api_dot_service__pb2.ListNexusEndpointsRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.ListNexusEndpointsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateNexusEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/UpdateNexusEndpoint',
+            spindle_dot_api_dot_service__pb2.UpdateNexusEndpointRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.UpdateNexusEndpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteNexusEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/DeleteNexusEndpoint',
+            spindle_dot_api_dot_service__pb2.DeleteNexusEndpointRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.DeleteNexusEndpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PollNexusTaskQueue(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/PollNexusTaskQueue',
+            spindle_dot_api_dot_service__pb2.PollNexusTaskQueueRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.PollNexusTaskQueueResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RespondNexusTaskCompleted(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/RespondNexusTaskCompleted',
+            spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.RespondNexusTaskCompletedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RespondNexusTaskFailed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spindle.v1.WorkflowService/RespondNexusTaskFailed',
+            spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedRequest.SerializeToString,
+            spindle_dot_api_dot_service__pb2.RespondNexusTaskFailedResponse.FromString,
             options,
             channel_credentials,
             insecure,

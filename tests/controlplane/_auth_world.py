@@ -28,7 +28,7 @@ from spindle.api import service_pb2 as svc
 from spindle.api import service_pb2_grpc
 from spindle.controlplane.auth import AuthSettings, Role
 from spindle.controlplane.config import ServerConfig
-from spindle.controlplane.history._tokens import QUERY, TaskToken
+from spindle.controlplane.history._tokens import NEXUS, QUERY, TaskToken
 from spindle.controlplane.server import ControlPlane, serve
 from spindle.controlplane.store.sqlite import SqliteStore
 
@@ -65,6 +65,7 @@ class World:
     activity_token: bytes = b""
     workflow_token: bytes = b""
     query_token: bytes = b""
+    nexus_token: bytes = b""
     closed: bool = False
 
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
@@ -168,6 +169,9 @@ async def make_world(tmp_path: Path) -> World:
     w.workflow_token = wt2.task_token
     # a query task token, signed as the server signs them (no query is pending: the call would answer NOT_FOUND)
     w.query_token = cp.engine.tokens.encode(TaskToken(QUERY, w.ns_ids["ns-a"], "ns-a-wf", w.runs["ns-a"], 0, 0, "q1"))
+    # a Nexus task token for a task of ns-a's queue, signed as the server signs them (no such task is pending)
+    w.nexus_token = cp.engine.tokens.encode(TaskToken(NEXUS, w.ns_ids["ns-a"], "ns-a-wf", w.runs["ns-a"], 5, 1,
+                                                      w.ns_ids["ns-a"], QA))
     await w.settle()
     return w
 

@@ -87,6 +87,15 @@ NEEDS: dict[str, str] = {
     "StartBatchOperation": "admin",
     "DescribeBatchOperation": "reader",
     "ListBatchOperations": "reader",
+    # Nexus (issue 30): the target namespace's admin manages its endpoints; anyone authenticated looks
+    "CreateNexusEndpoint": "admin",
+    "GetNexusEndpoint": "any",
+    "ListNexusEndpoints": "any",
+    "UpdateNexusEndpoint": "admin",
+    "DeleteNexusEndpoint": "system_admin",
+    "PollNexusTaskQueue": "worker",
+    "RespondNexusTaskCompleted": "worker",
+    "RespondNexusTaskFailed": "worker",
 }
 
 #: The ns-a roles that lack what each kind of RPC needs (roles are sets: a writer cannot poll).
@@ -113,6 +122,9 @@ WRITES = {"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "AddSearchAtt
           "StartBatchOperation"}
 
 A_WF = pb.WorkflowExecution(workflow_id="ns-a-wf")
+#: A Nexus endpoint whose operations would run on ns-a's task queue.
+A_ENDPOINT = pb.EndpointSpec(name="evil_endpoint", target=pb.EndpointTarget(
+    worker=pb.EndpointTarget.Worker(namespace="ns-a", task_queue=QA)))
 
 
 def payloads(text: str) -> pb.Payloads:
@@ -211,6 +223,18 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
             reason="evil", deletion_operation=svc.BatchOperationDeletion(identity="evil")),
         "DescribeBatchOperation": lambda: svc.DescribeBatchOperationRequest(namespace="ns-a", job_id="a-job"),
         "ListBatchOperations": lambda: svc.ListBatchOperationsRequest(namespace="ns-a"),
+        "CreateNexusEndpoint": lambda: svc.CreateNexusEndpointRequest(spec=A_ENDPOINT),
+        "GetNexusEndpoint": lambda: svc.GetNexusEndpointRequest(id="no-such-endpoint"),
+        "ListNexusEndpoints": lambda: svc.ListNexusEndpointsRequest(),
+        "UpdateNexusEndpoint": lambda: svc.UpdateNexusEndpointRequest(id="some-endpoint", version=1, spec=A_ENDPOINT),
+        "DeleteNexusEndpoint": lambda: svc.DeleteNexusEndpointRequest(id="some-endpoint", version=1),
+        "PollNexusTaskQueue": lambda: svc.PollNexusTaskQueueRequest(namespace="ns-a", task_queue=QA),
+        "RespondNexusTaskCompleted": lambda: svc.RespondNexusTaskCompletedRequest(
+            task_token=w.nexus_token, namespace="ns-a", response=pb.NexusResponse(
+                start_operation=pb.NexusStartOperationResponse(sync_success=pb.NexusStartOperationResponse.Sync(
+                    payload=payloads("evil").payloads[0])))),
+        "RespondNexusTaskFailed": lambda: svc.RespondNexusTaskFailedRequest(
+            task_token=w.nexus_token, namespace="ns-a", error=pb.NexusHandlerError(error_type="INTERNAL")),
     }
 
 
@@ -270,10 +294,12 @@ async def test_callers_without_the_right_get_the_documented_status_and_change_no
         detail = await expect(label, bearer(w.keys[label]), U)
         assert label in detail and w.key_ids[label] in detail
     # the admin of another namespace
-    if need in ("public", "any"):
+    if need in ("public", "any") and rpc != "GetNexusEndpoint":
         resp = await expect("admin of ns-b", bearer(w.keys["b:admin"]), OK)
         if rpc == "ListNamespaces":
             assert [n.name for n in resp.namespaces] == ["ns-b"]
+    elif rpc == "GetNexusEndpoint":  # allowed; the endpoint does not exist
+        await expect("admin of ns-b", bearer(w.keys["b:admin"]), grpc.StatusCode.NOT_FOUND)
     elif rpc == "ListApiKeys":  # allowed, but shows only the keys of its own namespaces
         resp = await expect("admin of ns-b", bearer(w.keys["b:admin"]), OK)
         assert {k.id for k in resp.keys} == {w.key_ids["b:admin"], w.key_ids["b:writer"]}
