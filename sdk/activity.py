@@ -31,6 +31,9 @@ from spindle._activity.context import (
 from spindle._activity.definition import ActivityDefinition, defn
 from spindle._activity.logger import LoggerAdapter, logger
 
+#: temporalio's name for :class:`ActivityInfo` (``activity.Info``).
+Info = ActivityInfo
+
 __all__ = [
     "defn",
     "info",
@@ -43,6 +46,7 @@ __all__ = [
     "wait_for_cancelled",
     "wait_for_cancelled_sync",
     "ActivityInfo",
+    "Info",
     "ActivityDefinition",
     "CompleteAsyncError",
     "LoggerAdapter",

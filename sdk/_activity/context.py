@@ -60,9 +60,12 @@ class ActivityInfo:
     activity_id: str
     activity_type: str
     attempt: int
-    workflow_id: str
-    workflow_run_id: str
-    workflow_type: str
+    workflow_id: str | None
+    """ID of the workflow that scheduled the activity; ``None`` for a standalone activity (started by a client)."""
+    workflow_run_id: str | None
+    """Run ID of that workflow; ``None`` for a standalone activity."""
+    workflow_type: str | None
+    """Type of that workflow; ``None`` for a standalone activity."""
     namespace: str
     task_queue: str
     task_token: bytes
@@ -75,6 +78,13 @@ class ActivityInfo:
     heartbeat_timeout: datetime.timedelta | None
     deadline: datetime.datetime | None
     """When this attempt times out (start-to-close, capped by schedule-to-close), if bounded."""
+    activity_run_id: str | None = None
+    """Run ID of a standalone activity; ``None`` for an activity scheduled by a workflow."""
+
+    @property
+    def in_workflow(self) -> bool:
+        """Whether a workflow scheduled this activity (``False`` for a standalone activity)."""
+        return self.workflow_id is not None
 
     @property
     def start_to_close_deadline(self) -> datetime.datetime | None:
