@@ -21,6 +21,7 @@ from spindle.worker._deployment import WorkerDeploymentConfig
 from spindle.worker._metrics import WorkerMetrics
 from spindle.worker._replayer import Replayer, WorkflowReplayResult, WorkflowReplayResults
 from spindle.worker._worker import Worker, WorkflowDeterminismCheckError
+from spindle.worker.workflow_sandbox import UnsandboxedWorkflowRunner, WorkflowRunner
 
 __all__ = [
     "Worker", "WorkflowDeterminismCheckError", "WorkerMetrics", "SharedStateManager", "SharedHeartbeatSender",
@@ -29,4 +30,5 @@ __all__ = [
     "ExecuteWorkflowInput", "HandleSignalInput", "HandleQueryInput", "HandleUpdateInput", "StartActivityInput", "StartChildWorkflowInput",
     "WorkerDeploymentConfig",
     "Replayer", "WorkflowReplayResult", "WorkflowReplayResults",
+    "UnsandboxedWorkflowRunner", "WorkflowRunner",
 ]

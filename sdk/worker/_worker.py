@@ -24,6 +24,7 @@ from spindle.worker._activity_worker import ActivityWorker
 from spindle.worker._deployment import WorkerDeploymentConfig, deployment_options, versioning_behaviors
 from spindle.worker._metrics import WorkerMetrics
 from spindle.worker._workflow_worker import WorkflowWorker
+from spindle.worker.workflow_sandbox import WorkflowRunner
 
 __all__ = ["Worker", "WorkflowDeterminismCheckError"]
 
@@ -51,7 +52,7 @@ def _debug_from_env() -> bool:
     return value not in ("", "0", "false", "no", "off")
 
 
-def _check_determinism(defn: Any) -> list[str]:
+def _check_determinism(defn: Any, unrestricted: frozenset[str] = frozenset()) -> list[str]:
     if not getattr(defn, "check_determinism", True):
         return []
     try:
@@ -59,7 +60,7 @@ def _check_determinism(defn: Any) -> list[str]:
     except ImportError:  # the checker is optional at this layer
         return []
     findings = check_workflow(defn)
-    return [str(f) for f in (findings or [])]
+    return [str(f) for f in (findings or []) if f.call.split(".", 1)[0] not in unrestricted]
 
 
 class Worker:
@@ -112,6 +113,11 @@ class Worker:
             temporalio's parameter): sent on every poll and workflow task completion, with the
             behavior each workflow declares (``@workflow.defn(versioning_behavior=...)``, else the
             config's ``default_versioning_behavior``). ``None``: an unversioned worker.
+        workflow_runner: a :mod:`spindle.worker.workflow_sandbox` runner (temporalio's parameter). Spindle has
+            no sandbox: the runner only tells the determinism check which modules its restrictions leave
+            unrestricted (not reported).
+        workflow_task_executor: accepted for temporalio code and kept as ``worker.workflow_task_executor``;
+            Spindle runs workflow activations on the worker's event loop, not on this executor.
 
     Raises:
         TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``,
@@ -150,7 +156,17 @@ class Worker:
         interceptors: Sequence[Interceptor] = (),
         metrics: WorkerMetrics | None = None,
         deployment_config: WorkerDeploymentConfig | None = None,
+        workflow_runner: WorkflowRunner | None = None,
+        workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
     ) -> None:
+        if workflow_runner is not None and not isinstance(workflow_runner, WorkflowRunner):
+            raise TypeError(f"Worker(workflow_runner=...) takes a spindle.worker.workflow_sandbox runner, "
+                            f"got {type(workflow_runner).__name__}")
+        if workflow_task_executor is not None and not isinstance(workflow_task_executor, concurrent.futures.Executor):
+            raise TypeError(f"Worker(workflow_task_executor=...) takes a concurrent.futures executor, "
+                            f"got {type(workflow_task_executor).__name__}")
+        self.workflow_task_executor = workflow_task_executor
+        unrestricted = workflow_runner.unrestricted_modules() if workflow_runner is not None else frozenset()
         if deadlock_detection_timeout is not None and deadlock_detection_timeout <= datetime.timedelta(0):
             raise ValueError(f"deadlock_detection_timeout must be positive (or None to disable it), "
                              f"got {deadlock_detection_timeout}")
@@ -183,7 +199,7 @@ class Worker:
             if d.name in defs:
                 raise ValueError(f"two workflows are registered under the name {d.name!r}")
             defs[d.name] = d
-            found = _check_determinism(d)
+            found = _check_determinism(d, unrestricted)
             if found:
                 findings[d.name] = found
         behaviors = versioning_behaviors(deployment_config, defs)
