@@ -13,14 +13,32 @@ encoding rules, :mod:`spindle.converter._failure_converter` for failures and
 :mod:`spindle.converter._payload_visitor` for the roles. :func:`decode_history`
 decodes a recorded history (as the server stores it) for tools that show it;
 :class:`CodecServerCodec` calls a remote codec server (Temporal's protocol) instead of
-holding keys.
+holding keys. Temporal's payload converters are here too: ``DataConverter(payload_converter_class=...)``
+with a :class:`CompositePayloadConverter` of :class:`EncodingPayloadConverter` s replaces the
+built-in JSON path (see :mod:`spindle.converter._payload_converter`).
 """
 
 from spindle.converter._codec_server import CodecServerCodec
 from spindle.converter._data_converter import DataConverter
+from spindle.converter._encoding_converters import (
+    AdvancedJSONEncoder,
+    BinaryNullPayloadConverter,
+    BinaryPlainPayloadConverter,
+    BinaryProtoPayloadConverter,
+    JSONPlainPayloadConverter,
+    JSONProtoPayloadConverter,
+    JSONTypeConverter,
+    value_to_type,
+)
 from spindle.converter._encryption_codec import EncryptionCodec
 from spindle.converter._history_codec import decode_history
 from spindle.converter._payload_codec import PayloadCodec
+from spindle.converter._payload_converter import (
+    CompositePayloadConverter,
+    DefaultPayloadConverter,
+    EncodingPayloadConverter,
+    PayloadConverter,
+)
 from spindle.converter._serialization_context import (
     SerializationContext,
     WithSerializationContext,
@@ -29,7 +47,11 @@ from spindle.converter._serialization_context import (
 from spindle.converter._zlib_codec import ZlibCodec
 
 __all__ = ["DataConverter", "PayloadCodec", "ZlibCodec", "EncryptionCodec", "CodecServerCodec", "SerializationContext",
-           "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default"]
+           "WorkflowSerializationContext", "WithSerializationContext", "decode_history", "default",
+           "PayloadConverter", "EncodingPayloadConverter", "CompositePayloadConverter", "DefaultPayloadConverter",
+           "BinaryNullPayloadConverter", "BinaryPlainPayloadConverter", "JSONProtoPayloadConverter",
+           "BinaryProtoPayloadConverter", "JSONPlainPayloadConverter", "AdvancedJSONEncoder", "JSONTypeConverter",
+           "value_to_type"]
 
 
 def default() -> DataConverter:

@@ -11,22 +11,21 @@ it. The asynchronous steps on the wire (compression, encryption) are payload cod
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import decimal
 import inspect
 import json
 import types
-import uuid
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import cattrs
 
-from cattrs.preconf.json import make_converter
-
 from spindle.api import messages_pb2 as pb
-from spindle.converter import _failure_converter
+from spindle.converter import (
+    _encoding_converters,  # noqa: F401  # fills DefaultPayloadConverter.default_encoding_payload_converters
+    _failure_converter,
+)
+from spindle.converter._cattrs_hooks import compact_json_dumps, make_cattrs_converter
 from spindle.converter._encodings import (
     ENCODING_BINARY,
     ENCODING_ENCRYPTED,
@@ -35,22 +34,12 @@ from spindle.converter._encodings import (
     ENCODING_ZLIB,
 )
 from spindle.converter._payload_codec import PayloadCodec
+from spindle.converter._payload_converter import DefaultPayloadConverter, PayloadConverter
 
 __all__ = ["DataConverter"]
 
 _PRIMITIVES: frozenset[type] = frozenset({str, int, float, bool})
 _NO_HINT: tuple[Any, ...] = (None, Any, object)
-
-
-def _make_cattrs_converter() -> cattrs.Converter:
-    conv = make_converter()
-    conv.register_unstructure_hook(uuid.UUID, str)
-    conv.register_structure_hook(uuid.UUID, lambda v, _: v if isinstance(v, uuid.UUID) else uuid.UUID(v))
-    conv.register_unstructure_hook(decimal.Decimal, str)
-    conv.register_structure_hook(decimal.Decimal, lambda v, _: decimal.Decimal(str(v)))
-    conv.register_unstructure_hook(datetime.timedelta, lambda v: v.total_seconds())
-    conv.register_structure_hook(datetime.timedelta, lambda v, _: datetime.timedelta(seconds=v))
-    return conv
 
 
 def _type_name(value: Any) -> str:
@@ -89,19 +78,33 @@ class DataConverter:
     cattrs_converter: cattrs.Converter | None = None
     #: A codec the client and worker apply to every payload (Temporal's ``DataConverter.payload_codec``).
     payload_codec: PayloadCodec | None = None
+    #: The payload converter to build (Temporal's field). The default keeps Spindle's
+    #: built-in path above; any other class converts every value and payload.
+    payload_converter_class: type[PayloadConverter] = DefaultPayloadConverter
+    #: The instance of ``payload_converter_class`` this converter holds.
+    payload_converter: PayloadConverter = dataclasses.field(init=False, repr=False, compare=False)
 
     default: ClassVar[DataConverter]
 
     def __post_init__(self) -> None:
         if self.cattrs_converter is None:
             # keep the one we make in the field, so dataclasses.replace() shares it
-            object.__setattr__(self, "cattrs_converter", _make_cattrs_converter())
+            object.__setattr__(self, "cattrs_converter", make_cattrs_converter())
         if self.payload_codec is not None and not isinstance(self.payload_codec, PayloadCodec):
             raise TypeError(f"DataConverter.payload_codec must be a PayloadCodec, got {type(self.payload_codec).__name__}")
         object.__setattr__(self, "_cattrs", self.cattrs_converter)
-        object.__setattr__(self, "_dumps",
-                           json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode)
+        object.__setattr__(self, "_dumps", compact_json_dumps())
         object.__setattr__(self, "_null_metadata", {"encoding": ENCODING_NULL})
+        if not (isinstance(self.payload_converter_class, type) and issubclass(self.payload_converter_class,
+                                                                               PayloadConverter)):
+            raise TypeError("DataConverter.payload_converter_class must be a PayloadConverter subclass, "
+                            f"got {self.payload_converter_class!r}")
+        object.__setattr__(self, "payload_converter", self.payload_converter_class())
+        if self.payload_converter_class is not DefaultPayloadConverter:
+            # a custom converter replaces the built-in path on this instance only: the default path
+            # stays as it is (no extra check per value)
+            object.__setattr__(self, "to_payload", self._custom_to_payload)
+            object.__setattr__(self, "from_payload", self._custom_from_payload)
 
     @property
     def cattrs(self) -> cattrs.Converter:
@@ -194,6 +197,21 @@ class DataConverter:
             return [self.from_payload(p) for p in items]
         n = len(type_hints)
         return [self.from_payload(p, type_hints[i] if i < n else None) for i, p in enumerate(items)]
+
+    def _custom_to_payload(self, value: Any) -> pb.Payload:
+        try:
+            return self.payload_converter.to_payloads([value])[0]
+        except (RuntimeError, TypeError, ValueError) as e:
+            raise TypeError(f"cannot convert a value of type {_type_name(value)} to a payload: {e}") from e
+
+    def _custom_from_payload(self, payload: pb.Payload, type_hint: Any = None) -> Any:
+        if type_hint is inspect.Parameter.empty:
+            type_hint = None
+        try:
+            return self.payload_converter.from_payloads([payload], None if type_hint is None else [type_hint])[0]
+        except (KeyError, RuntimeError, TypeError, ValueError) as e:
+            cause = f" ({e.__cause__})" if e.__cause__ is not None else ""
+            raise ValueError(f"cannot convert payload to {_hint_name(type_hint)}: {e}{cause}") from e
 
     # ------------------------------------------------------------------ failures
 
