@@ -40,6 +40,20 @@ class BatchJobRow:
     data: bytes
 
 
+@dataclass
+class NexusEndpointRow:
+    """A Nexus endpoint of the registry (issue 30; docs/NEXUS.md), keyed by id; ``name`` is unique too.
+
+    ``data`` is the serialized ``spindle.v1.Endpoint`` (the store never reads it); ``version``
+    rises by one with every write (optimistic updates, Temporal's endpoint version).
+    """
+
+    id: str
+    name: str
+    version: int
+    data: bytes
+
+
 class Store(abc.ABC):
     """Durable state of the control plane. All methods are coroutines safe to call from the event loop."""
 
@@ -219,6 +233,38 @@ class Store(abc.ABC):
         """Up to ``limit`` jobs of ``namespace_id`` ("" = every namespace) in ``state`` (0 = any),
         ordered by (namespace id, job id)."""
 
+    # -- Nexus endpoints (issue 30; controlplane/nexus) ----------------------------------
+    @abc.abstractmethod
+    async def create_nexus_endpoint(self, row: NexusEndpointRow) -> None:
+        """Insert ``row`` as version 1 (``row.version`` is set to 1).
+
+        Raises ConditionFailedError (nothing written) if an endpoint of that id or that name exists.
+        """
+
+    @abc.abstractmethod
+    async def get_nexus_endpoint(self, endpoint_id: str = "", *, name: str = "") -> NexusEndpointRow | None:
+        """The endpoint of ``endpoint_id`` (or, when it is "", of ``name``) as last written, or None."""
+
+    @abc.abstractmethod
+    async def update_nexus_endpoint(self, row: NexusEndpointRow, expected_version: int) -> None:
+        """Write ``row`` (name and data) as version ``expected_version + 1`` if the stored version is
+        ``expected_version``, then set ``row.version`` to it; one transaction.
+
+        Raises ConditionFailedError (nothing written, ``row`` unchanged) when the stored version differs,
+        the endpoint is gone, or another endpoint has the new name.
+        """
+
+    @abc.abstractmethod
+    async def delete_nexus_endpoint(self, endpoint_id: str, expected_version: int) -> None:
+        """Delete the endpoint if its stored version is ``expected_version``.
+
+        Raises ConditionFailedError (nothing deleted) when the version differs or the endpoint is gone.
+        """
+
+    @abc.abstractmethod
+    async def list_nexus_endpoints(self, *, after_name: str = "", limit: int = 1000) -> list[NexusEndpointRow]:
+        """Up to ``limit`` endpoints whose name sorts after ``after_name``, ordered by name."""
+
     # -- queues --------------------------------------------------------------------
     @abc.abstractmethod
     async def load_transfer_tasks(self, shard_id: int, after_task_id: int, limit: int) -> list[TransferTask]: ...
@@ -258,6 +304,7 @@ class Store(abc.ABC):
 __all__ = [
     "Store",
     "BatchJobRow",
+    "NexusEndpointRow",
     "ApiKeyRow",
     "ServerSecret",
     "BacklogTask",

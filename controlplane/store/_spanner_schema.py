@@ -23,6 +23,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "spanner_v5.sql", "Schedules: durable schedules (their timers are TimerTasks rows)"),
     (6, "spanner_v6.sql", "WorkerDeployments: worker build versioning (versions, current and ramping)"),
     (7, "spanner_v7.sql", "ApiKeys.TaskQueues (worker keys confined to task queues) and BatchJobs (erasure jobs)"),
+    (8, "spanner_v8.sql", "NexusEndpoints: the Nexus endpoint registry (issue 30)"),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

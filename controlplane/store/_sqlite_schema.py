@@ -14,8 +14,8 @@ import sqlite3
 from typing import Any
 
 #: 2: executions.activity_state; 3: api_keys, server_secrets; 4: blob_refs; 5: schedules; 6: deployments;
-#: 7: api_keys.task_queues, batch_jobs
-SCHEMA_VERSION = 7
+#: 7: api_keys.task_queues, batch_jobs; 8: nexus_endpoints
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -82,6 +82,8 @@ CREATE TABLE IF NOT EXISTS batch_jobs (
   namespace_id TEXT NOT NULL, job_id TEXT NOT NULL, version INTEGER NOT NULL, state INTEGER NOT NULL,
   data BLOB NOT NULL, PRIMARY KEY (namespace_id, job_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS batch_jobs_state ON batch_jobs (state);
+CREATE TABLE IF NOT EXISTS nexus_endpoints (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, version INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
 """
 
 #: Custom search attributes of these types get an expression index (KeywordList is read
@@ -133,7 +135,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
     """Bring a database made by an older version to the current schema (idempotent).
 
     New tables (schema 3: ``api_keys``, ``server_secrets``; 4: ``blob_refs``; 5: ``schedules``; 6: ``deployments``;
-    7: ``batch_jobs``) come from ``SCHEMA``'s ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
+    7: ``batch_jobs``; 8: ``nexus_endpoints``) come from ``SCHEMA``'s ``CREATE TABLE IF NOT EXISTS``; new columns are added here.
     """
     columns = {r[1] for r in conn.execute("PRAGMA table_info(executions)")}
     if "activity_state" not in columns:  # schema 1 -> 2

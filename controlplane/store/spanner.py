@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _spanner_leases as leases
-from ._interface import BatchJobRow, Store
+from ._interface import BatchJobRow, NexusEndpointRow, Store
 from ._model import (
     ApiKeyRow,
     BacklogTask,
@@ -46,6 +46,7 @@ from ._spanner_batch_jobs import SpannerBatchJobs
 from ._spanner_codec import CURRENT_COLUMNS, EXEC_COLUMNS, current_from_row, dec, exec_from_row
 from ._spanner_deployments import SpannerDeployments
 from ._spanner_namespaces import SpannerNamespaces
+from ._spanner_nexus_endpoints import SpannerNexusEndpoints
 from ._spanner_runner import TxnRunner
 from ._spanner_schema import setup_schema
 from ._spanner_visibility import SpannerVisibility
@@ -111,6 +112,7 @@ class SpannerStore(Store):
         self._namespaces = SpannerNamespaces(self._query, self._txn)
         self._deployments = SpannerDeployments(self._query, self._txn)
         self._batch_jobs = SpannerBatchJobs(self._query, self._txn)
+        self._nexus_endpoints = SpannerNexusEndpoints(self._query, self._txn)
         self._visibility = SpannerVisibility(self._query)
 
     # ------------------------------------------------------------------ lifecycle
@@ -431,6 +433,21 @@ class SpannerStore(Store):
 
     def list_batch_jobs(self, *, namespace_id: str = "", state: int = 0, limit: int = 1000) -> Co[list[BatchJobRow]]:
         return self._batch_jobs.list_batch_jobs(namespace_id=namespace_id, state=state, limit=limit)
+
+    def create_nexus_endpoint(self, row: NexusEndpointRow) -> Co[None]:
+        return self._nexus_endpoints.create_nexus_endpoint(row)
+
+    def get_nexus_endpoint(self, endpoint_id: str = "", *, name: str = "") -> Co[NexusEndpointRow | None]:
+        return self._nexus_endpoints.get_nexus_endpoint(endpoint_id, name=name)
+
+    def update_nexus_endpoint(self, row: NexusEndpointRow, expected_version: int) -> Co[None]:
+        return self._nexus_endpoints.update_nexus_endpoint(row, expected_version)
+
+    def delete_nexus_endpoint(self, endpoint_id: str, expected_version: int) -> Co[None]:
+        return self._nexus_endpoints.delete_nexus_endpoint(endpoint_id, expected_version)
+
+    def list_nexus_endpoints(self, *, after_name: str = "", limit: int = 1000) -> Co[list[NexusEndpointRow]]:
+        return self._nexus_endpoints.list_nexus_endpoints(after_name=after_name, limit=limit)
 
     async def list_running(self, namespace_id: str, limit: int) -> list[CurrentRow]:
         cols = ", ".join(CURRENT_COLUMNS)

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Coroutine, Sequence
 from typing import Any, Callable, TypeVar
 
-from ._interface import BatchJobRow, Store
+from ._interface import BatchJobRow, NexusEndpointRow, Store
 from ._model import (
     ApiKeyRow,
     BacklogTask,
@@ -51,6 +51,7 @@ from ._sqlite_deployments import SqliteDeployments
 from ._sqlite_executions import SqliteExecutions
 from ._sqlite_group_commit import GroupCommitWriter
 from ._sqlite_namespaces import SqliteNamespaces
+from ._sqlite_nexus_endpoints import SqliteNexusEndpoints
 from ._sqlite_reads import SqliteReads
 from ._sqlite_schedules import SqliteSchedules
 from ._sqlite_schema import SCHEMA, SCHEMA_VERSION, connect, ensure_sa_indexes, txn, upgrade
@@ -93,6 +94,7 @@ class SqliteStore(Store):
         self._schedules = SqliteSchedules(self._reads)
         self._deployments = SqliteDeployments(self._reads, self._writer)
         self._batch_jobs = SqliteBatchJobs(self._reads, self._writer)
+        self._nexus_endpoints = SqliteNexusEndpoints(self._reads, self._writer)
 
     @property
     def fault_hook(self) -> Callable[[str, Sequence[Mutation]], None] | None:
@@ -281,6 +283,21 @@ class SqliteStore(Store):
 
     def list_batch_jobs(self, *, namespace_id: str = "", state: int = 0, limit: int = 1000) -> Co[list[BatchJobRow]]:
         return self._batch_jobs.list_batch_jobs(namespace_id=namespace_id, state=state, limit=limit)
+
+    def create_nexus_endpoint(self, row: NexusEndpointRow) -> Co[None]:
+        return self._nexus_endpoints.create_nexus_endpoint(row)
+
+    def get_nexus_endpoint(self, endpoint_id: str = "", *, name: str = "") -> Co[NexusEndpointRow | None]:
+        return self._nexus_endpoints.get_nexus_endpoint(endpoint_id, name=name)
+
+    def update_nexus_endpoint(self, row: NexusEndpointRow, expected_version: int) -> Co[None]:
+        return self._nexus_endpoints.update_nexus_endpoint(row, expected_version)
+
+    def delete_nexus_endpoint(self, endpoint_id: str, expected_version: int) -> Co[None]:
+        return self._nexus_endpoints.delete_nexus_endpoint(endpoint_id, expected_version)
+
+    def list_nexus_endpoints(self, *, after_name: str = "", limit: int = 1000) -> Co[list[NexusEndpointRow]]:
+        return self._nexus_endpoints.list_nexus_endpoints(after_name=after_name, limit=limit)
 
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]

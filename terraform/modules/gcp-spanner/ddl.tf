@@ -12,7 +12,7 @@
 # database.
 
 locals {
-  ddl_files = ["spanner_v1.sql", "spanner_v2.sql", "spanner_v3.sql", "spanner_v4.sql", "spanner_v5.sql", "spanner_v6.sql", "spanner_v7.sql"]
+  ddl_files = ["spanner_v1.sql", "spanner_v2.sql", "spanner_v3.sql", "spanner_v4.sql", "spanner_v5.sql", "spanner_v6.sql", "spanner_v7.sql", "spanner_v8.sql"]
 
   # Each file is split on its own (as load_ddl does): a file's last statement needs no ";".
   ddl_file_lines = [

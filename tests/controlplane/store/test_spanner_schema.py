@@ -96,7 +96,7 @@ def test_a_version_5_database_gets_worker_deployments(spanner_instance: SpannerT
     db.run_in_transaction(seed)
     assert current_version(db) == 5
     result = setup_schema(db)
-    assert result.from_version == 5 and result.applied == (6, 7) and result.to_version == LATEST_VERSION == 7
+    assert result.from_version == 5 and result.applied == (6, 7, 8) and result.to_version == LATEST_VERSION == 8
 
     async def use() -> tuple[object, object, object]:
         store = SpannerStore(spanner_instance.project, spanner_instance.instance_id, db_id,

@@ -109,7 +109,7 @@ async def test_a_version_2_database_gets_the_api_key_and_secret_tables(tmp_path:
         await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     conn.close()
 
 
@@ -139,7 +139,7 @@ async def test_a_version_4_database_gets_the_schedules_table(tmp_path: Path) -> 
     finally:
         await store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("7",)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),) == ("8",)
     conn.close()
 
 
@@ -204,8 +204,31 @@ async def test_a_version_6_database_gets_key_task_queues_and_batch_jobs(tmp_path
     await store.close()
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("7",)
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("SELECT key_id, task_queues FROM api_keys").fetchall() == [("k1", "")]
         assert conn.execute("SELECT count(*) FROM batch_jobs").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+async def test_a_version_7_database_gets_the_nexus_endpoint_registry(tmp_path):
+    """Schema 8 adds the nexus_endpoints table (issue 30); nothing else changes."""
+    path = str(tmp_path / "v7.db")
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE nexus_endpoints")  # the file as schema version 7 left it
+    conn.execute("UPDATE meta SET value='7' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open(2)
+    await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("8",)
+        assert conn.execute("SELECT count(*) FROM nexus_endpoints").fetchone() == (0,)
     finally:
         conn.close()
