@@ -147,7 +147,7 @@ async def create_schedule(client: _ClientLike, id: str, schedule: Schedule, *, t
     return handle
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleUpdateInput:
     """What an updater given to :meth:`ScheduleHandle.update` receives: the schedule as it is now."""
 
@@ -159,7 +159,7 @@ class ScheduleUpdateInput:
         return self.description.schedule
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleUpdate:
     """What an updater given to :meth:`ScheduleHandle.update` returns: the new schedule (Temporal's class)."""
 
@@ -264,6 +264,9 @@ class ScheduleHandle:
             RPCError: ``NOT_FOUND`` (no such schedule), ``INVALID_ARGUMENT`` naming the field,
                 ``FAILED_PRECONDITION`` when it kept changing concurrently.
             TypeError: ``updater`` returned something else.
+            ValueError, TypeError: the returned schedule (whose fields the updater may have
+                assigned, as in Temporal) holds a bad value; the error names the field, as when
+                the value is given to the constructor, and the schedule is left unchanged.
         """
         c = self._client
         for attempt in range(UPDATE_ATTEMPTS):

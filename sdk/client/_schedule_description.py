@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleActionExecutionStartWorkflow:
     """A workflow run a schedule started (Temporal's name)."""
 
@@ -34,7 +34,7 @@ class ScheduleActionExecutionStartWorkflow:
     first_execution_run_id: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleActionResult:
     """One action a schedule took.
 
@@ -54,7 +54,7 @@ class ScheduleActionResult:
         return ScheduleActionExecutionStartWorkflow(self.workflow_id, self.run_id)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleInfo:
     """What a schedule has done and will do.
 
@@ -80,7 +80,7 @@ class ScheduleInfo:
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleDescription:
     """A schedule as ``ScheduleHandle.describe()`` returns it: its ``id``, the ``schedule`` and ``info``."""
 
@@ -89,7 +89,7 @@ class ScheduleDescription:
     info: ScheduleInfo
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleListInfo:
     """What a listed schedule did and will do (Temporal's ``ScheduleListEntry.info``)."""
 
@@ -97,7 +97,7 @@ class ScheduleListInfo:
     next_action_times: Sequence[datetime] = ()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleListEntry:
     """One schedule as ``client.list_schedules()`` yields it.
 

@@ -1,9 +1,10 @@
 """What a schedule is (docs/SCHEDULES.md): ``Schedule`` and its spec, policy, state and action.
 
 Shaped as Temporal's ``temporalio.client`` schedule classes, so Temporal code ports by
-renaming the package. Every class is a frozen dataclass that checks its values when it is
-built and raises a ``ValueError`` (or ``TypeError``) naming the field, so a bad schedule
-never reaches the server::
+renaming the package. As in Temporal, ``Schedule``, its spec, policy, state and action are
+mutable dataclasses (an ``update`` callback may assign ``action.args``). Each class checks its values when it is built, and the
+whole schedule is checked again when it is sent (create or update), raising the same
+``ValueError`` (or ``TypeError``) naming the field, so a bad schedule never reaches the server::
 
     Schedule(
         action=ScheduleActionStartWorkflow(DailySales.run, "eu", id="daily-sales", task_queue="reports"),
@@ -92,7 +93,7 @@ def _check_text(value: Any, what: str) -> str:
     return value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ScheduleIntervalSpec:
     """Every ``every``, at ``1970-01-01T00:00:00Z + k * every + offset`` (as Temporal).
 
@@ -127,7 +128,7 @@ class ScheduleIntervalSpec:
             raise ValueError(f"ScheduleIntervalSpec.offset ({offset}) must be shorter than every ({every})")
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(kw_only=True)
 class ScheduleSpec:
     """When a schedule acts: every time named by a cron expression or an interval, once.
 
@@ -194,7 +195,7 @@ class ScheduleSpec:
             object.__setattr__(self, name, value)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class SchedulePolicy:
     """How a schedule treats overlaps, outages and failures.
 
@@ -226,7 +227,7 @@ class SchedulePolicy:
             raise TypeError(f"SchedulePolicy.pause_on_failure must be a bool, got {self.pause_on_failure!r}")
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(kw_only=True)
 class ScheduleState:
     """Whether a schedule runs, why not, and how many more actions it may take.
 
@@ -267,7 +268,7 @@ class ScheduleState:
         return self.remaining_actions is not None
 
 
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(init=False)
 class ScheduleActionStartWorkflow:
     """Start a workflow: each due time starts a run with the id ``{id}-{time as YYYY-MM-DDTHH:MM:SSZ}``.
 
@@ -321,33 +322,43 @@ class ScheduleActionStartWorkflow:
         prepare = None if isinstance(workflow, str) else getattr(workflow, START_ARGS_ATTR, None)
         if prepare is not None:
             positional = tuple(prepare(positional))
-        set_ = object.__setattr__
-        set_(self, "workflow", name)
-        set_(self, "args", tuple(positional))
-        set_(self, "id", _check_text(id, "ScheduleActionStartWorkflow.id"))
-        set_(self, "task_queue", _check_text(task_queue, "ScheduleActionStartWorkflow.task_queue"))
-        for field, value in (("execution_timeout", execution_timeout), ("run_timeout", run_timeout),
-                             ("task_timeout", task_timeout)):
+        self.workflow = name
+        self.args = tuple(positional)
+        self.id, self.task_queue = id, task_queue
+        self.execution_timeout, self.run_timeout, self.task_timeout = execution_timeout, run_timeout, task_timeout
+        self.retry_policy, self.memo, self.search_attributes = retry_policy, memo, search_attributes
+        self._check()
+
+    def _check(self) -> None:
+        """Check (and normalise) the fields as they are now: at build time and again when sent."""
+        self.workflow = _check_text(self.workflow, "ScheduleActionStartWorkflow.workflow")
+        args = self.args
+        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+            raise TypeError(f"ScheduleActionStartWorkflow.args must be a list or tuple of arguments, "
+                            f"got {type(args).__name__}")
+        self.args = tuple(args)
+        self.id = _check_text(self.id, "ScheduleActionStartWorkflow.id")
+        self.task_queue = _check_text(self.task_queue, "ScheduleActionStartWorkflow.task_queue")
+        for field in ("execution_timeout", "run_timeout", "task_timeout"):
+            value = getattr(self, field)
             if value is not None:
                 _check_duration(value, f"ScheduleActionStartWorkflow.{field}")
                 if value <= timedelta(0):
                     raise ValueError(f"ScheduleActionStartWorkflow.{field} must be positive, got {value!r}")
-            set_(self, field, value)
-        if retry_policy is not None and not isinstance(retry_policy, RetryPolicy):
-            raise TypeError(f"ScheduleActionStartWorkflow.retry_policy must be a RetryPolicy, got {retry_policy!r}")
-        set_(self, "retry_policy", retry_policy)
+        if self.retry_policy is not None and not isinstance(self.retry_policy, RetryPolicy):
+            raise TypeError(f"ScheduleActionStartWorkflow.retry_policy must be a RetryPolicy, got {self.retry_policy!r}")
+        memo = self.memo
         if memo is not None:
             if not isinstance(memo, Mapping) or not all(isinstance(k, str) for k in memo):
                 raise TypeError(f"ScheduleActionStartWorkflow.memo must be a mapping with str keys, got {memo!r}")
-            memo = dict(memo)
-        set_(self, "memo", memo)
-        if search_attributes is not None and not isinstance(search_attributes, Mapping):
+            self.memo = dict(memo)
+        attrs = self.search_attributes
+        if attrs is not None and not isinstance(attrs, Mapping):
             from spindle.common._search_attributes import TypedSearchAttributes
 
-            if not isinstance(search_attributes, TypedSearchAttributes):
+            if not isinstance(attrs, TypedSearchAttributes):
                 raise TypeError("ScheduleActionStartWorkflow.search_attributes must be TypedSearchAttributes or a "
-                                f"mapping of name to value, got {type(search_attributes).__name__}")
-        set_(self, "search_attributes", search_attributes)
+                                f"mapping of name to value, got {type(attrs).__name__}")
 
 
 def _workflow_type_name(workflow: Any) -> str:
@@ -358,7 +369,7 @@ def _workflow_type_name(workflow: Any) -> str:
     return WorkflowDefinition.from_target(workflow).name
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class Schedule:
     """A schedule: which ``action`` to take, ``spec`` for when, ``policy`` for how, ``state`` for whether.
 
@@ -379,8 +390,22 @@ class Schedule:
             if not isinstance(value, cls):
                 raise TypeError(f"Schedule.{name} must be a {cls.__name__}, got {type(value).__name__} {value!r}")
 
+    def _check(self) -> None:
+        """Check every part as it is now (an updater may have assigned fields): called when the schedule is sent.
 
-@dataclasses.dataclass(frozen=True)
+        Raises:
+            TypeError, ValueError: as when the part was built, naming the field.
+        """
+        self.__post_init__()
+        self.spec.__post_init__()
+        for interval in self.spec.intervals:
+            interval.__post_init__()
+        self.policy.__post_init__()
+        self.state.__post_init__()
+        self.action._check()
+
+
+@dataclasses.dataclass
 class ScheduleBackfill:
     """Take the actions due between ``start_at`` and ``end_at`` (both inclusive) now, as if that time passed.
 

@@ -148,6 +148,7 @@ def schedule_to_proto(schedule: Schedule, converter: DataConverter) -> pb.Schedu
     """
     if not isinstance(schedule, Schedule):
         raise TypeError(f"schedule must be a spindle.client.Schedule, got {type(schedule).__name__}")
+    schedule._check()  # an updater may have assigned fields since it was built
     state = pb.ScheduleState(paused=schedule.state.paused, notes=schedule.state.note)
     if schedule.state.remaining_actions is not None:
         state.remaining_actions = schedule.state.remaining_actions
@@ -164,6 +165,7 @@ def backfill_to_proto(backfill: ScheduleBackfill) -> svc.ScheduleBackfillRequest
     """The wire form of one backfill range."""
     if not isinstance(backfill, ScheduleBackfill):
         raise TypeError(f"backfill must be a ScheduleBackfill, got {type(backfill).__name__} {backfill!r}")
+    backfill.__post_init__()  # checked again: its fields may have been assigned since it was built
     return svc.ScheduleBackfillRequest(start_time_ms=_instant_ms(backfill.start_at),
                                        end_time_ms=_instant_ms(backfill.end_at),
                                        overlap_policy=overlap_to_proto(backfill.overlap))  # type: ignore[arg-type]
