@@ -25,6 +25,7 @@ from spindle._interceptors.worker import (
     HandleUpdateInput,
     WorkflowInboundInterceptor,
 )
+from spindle._workflow.builtin_queries import BUILTIN_QUERIES
 from spindle._workflow.commands import CommandBuffer
 from spindle._workflow.defn import CallableInfo, UpdateDefinition, WorkflowDefinition
 from spindle._workflow.fatal import Fatal
@@ -221,6 +222,9 @@ class Handlers:
         name = query.query_type
         qd = self._defn.queries.get(name)
         if qd is None:
+            builtin = BUILTIN_QUERIES.get(name)
+            if builtin is not None:  # only on a miss: declared handlers pay nothing
+                return self._converter.to_payloads([builtin(self._loop, self._defn)])
             known = ", ".join(sorted(self._defn.queries)) or "none"
             raise QueryFailedError(f"workflow {self._defn.name!r} has no query handler {name!r} (known: {known})")
         if self.obj is None:
