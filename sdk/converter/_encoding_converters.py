@@ -151,6 +151,7 @@ def value_to_type(hint: Any, value: Any, custom_converters: Sequence[JSONTypeCon
     """``value`` (decoded JSON) structured into ``hint``: the custom converters first, then Spindle's cattrs rules.
 
     The custom converters see the top-level hint only (nested fields go through cattrs).
+    A class with pydantic's ``model_validate`` (v2) or ``parse_obj`` (v1) is built by it.
 
     Raises:
         TypeError: ``value`` does not fit ``hint`` (the message says where).
@@ -161,6 +162,10 @@ def value_to_type(hint: Any, value: Any, custom_converters: Sequence[JSONTypeCon
             return out
     if hint is None or hint is Any or hint is object:
         return value
+    if isinstance(hint, type):
+        validate = getattr(hint, "model_validate", None) or getattr(hint, "parse_obj", None)
+        if callable(validate):
+            return validate(value)
     try:
         return _VALUE_TO_TYPE.structure(value, hint)
     except Exception as e:

@@ -89,3 +89,40 @@ def test_without_pydantic_the_import_says_what_to_install() -> None:
             "except ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "pip install 'spindle[pydantic]'" in out.stdout, out.stderr
+
+
+def test_the_pydantic_v1_sample_shape_a_json_plain_subclass_with_pydantics_encoder() -> None:
+    import json as _json
+
+    from pydantic.v1 import BaseModel as V1Model
+    from pydantic.v1.json import pydantic_encoder
+
+    from spindle.api.common.v1 import Payload
+    from spindle.converter import (
+        CompositePayloadConverter,
+        DataConverter,
+        DefaultPayloadConverter,
+        JSONPlainPayloadConverter,
+    )
+
+    class V1Thing(V1Model):
+        when: datetime
+        ip: IPv4Address
+
+    class V1JSONConverter(JSONPlainPayloadConverter):
+        def to_payload(self, value: object) -> Payload:
+            return Payload(metadata={"encoding": self.encoding.encode()},
+                           data=_json.dumps(value, separators=(",", ":"), sort_keys=True,
+                                            default=pydantic_encoder).encode())
+
+    class V1PayloadConverter(CompositePayloadConverter):
+        def __init__(self) -> None:
+            super().__init__(*(V1JSONConverter() if isinstance(c, JSONPlainPayloadConverter) else c
+                               for c in DefaultPayloadConverter.default_encoding_payload_converters))
+
+    conv = DataConverter(payload_converter_class=V1PayloadConverter)
+    thing = V1Thing(when=datetime(2020, 5, 6, tzinfo=timezone.utc), ip=IPv4Address("8.8.8.8"))
+    payload = conv.to_payload(thing)
+    assert payload.data == b'{"ip":"8.8.8.8","when":"2020-05-06T00:00:00+00:00"}'
+    back = conv.from_payload(payload, V1Thing)
+    assert isinstance(back, V1Thing) and back == thing
