@@ -26,6 +26,7 @@ from spindle._workflow.child_calls import (
 )
 from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
 from spindle._workflow.guard import install as _install_guards
+from spindle._workflow.handler_calls import get_query_handler, get_signal_handler, set_query_handler
 from spindle._workflow.history_calls import (
     continue_as_new,
     deprecate_patch,
@@ -78,6 +79,8 @@ __all__ = [
     "execute_local_activity",
     "execute_local_activity_method",
     "get_external_workflow_handle",
+    "get_query_handler",
+    "get_signal_handler",
     "get_version",
     "in_workflow",
     "info",
@@ -89,6 +92,7 @@ __all__ = [
     "query",
     "random",
     "run",
+    "set_query_handler",
     "set_signal_handler",
     "side_effect",
     "signal",

@@ -76,6 +76,7 @@ class Handlers:
         self.obj: Any = None
         self.inbound: WorkflowInboundInterceptor | None = None
         self._dynamic_signal_handlers: dict[str, Callable[..., Any]] = {}
+        self.dynamic_query_handlers: dict[str, Callable[..., Any]] = {}
         self._running_handlers: set[asyncio.Task[Any]] = set()
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
         self.signal_buffer_headers: dict[int, Mapping[str, pb.Payload]] = {}
@@ -222,6 +223,9 @@ class Handlers:
         name = query.query_type
         qd = self._defn.queries.get(name)
         if qd is None:
+            dynamic = self.dynamic_query_handlers.get(name)
+            if dynamic is not None:  # only on a miss: declared handlers pay nothing
+                return self._dynamic_query(name, dynamic, query)
             builtin = BUILTIN_QUERIES.get(name)
             if builtin is not None:  # only on a miss: declared handlers pay nothing
                 return self._converter.to_payloads([builtin(self._loop, self._defn)])
@@ -240,6 +244,22 @@ class Handlers:
                         id="", query=name, args=args, headers=dict(query.header.fields))), f"query {name!r}")
                 else:
                     result = qd.handler.fn(self.obj, *args)
+            except Exception as e:
+                raise QueryFailedError(f"query {name!r} failed: {type(e).__name__}: {e}") from e
+        try:
+            return self._converter.to_payloads([result])
+        except TypeError as e:
+            raise QueryFailedError(f"query {name!r} returned a value that cannot be converted: {e}") from e
+
+    def _dynamic_query(self, name: str, fn: Callable[..., Any], query: pb.WorkflowQuery) -> pb.Payloads:
+        """Answer ``query`` with a handler set by ``workflow.set_query_handler`` (interceptors are not called)."""
+        try:
+            args = CallableInfo(fn, skip_self=False).decode_args(self._converter, query.query_args, f"query {name!r}")
+        except TypeError as e:
+            raise QueryFailedError(str(e)) from e
+        with self._loop.as_running_loop(), self._commands.in_mode("query"):
+            try:
+                result = fn(*args)
             except Exception as e:
                 raise QueryFailedError(f"query {name!r} failed: {type(e).__name__}: {e}") from e
         try:
