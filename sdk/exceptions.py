@@ -28,6 +28,7 @@ __all__ = [
     "TimeoutType",
     "ActivityError",
     "ChildWorkflowError",
+    "NexusOperationError",
     "ServerError",
     "WorkflowFailureError",
     "WorkflowContinuedAsNewError",
@@ -236,6 +237,35 @@ class ChildWorkflowError(FailureError):
         self.workflow_id = workflow_id
         self.run_id = run_id
         self.workflow_type = workflow_type
+
+
+class NexusOperationError(FailureError):
+    """A Nexus operation called from a workflow failed, was canceled or timed out; see ``cause``.
+
+    Temporal's name and fields: ``endpoint``, ``service`` and ``operation`` name what was called,
+    ``operation_token`` is the handler's token of an asynchronous operation (empty for a
+    synchronous one) and ``scheduled_event_id`` is the caller's NexusOperationScheduled event.
+    ``cause`` is the final error: an :class:`ApplicationError` the handler raised, a
+    :class:`CancelledError` or a :class:`TimeoutError`.
+    """
+
+    def __init__(
+        self,
+        message: str = "nexus operation failed",
+        *,
+        scheduled_event_id: int = 0,
+        endpoint: str = "",
+        service: str = "",
+        operation: str = "",
+        operation_token: str = "",
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.scheduled_event_id = scheduled_event_id
+        self.endpoint = endpoint
+        self.service = service
+        self.operation = operation
+        self.operation_token = operation_token
 
 
 class ServerError(FailureError):
