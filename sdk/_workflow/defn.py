@@ -28,7 +28,7 @@ import functools
 import inspect
 import typing
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from spindle.api import messages_pb2 as pb
@@ -170,7 +170,8 @@ class WorkflowDefinition:
     method (unbound) or the function; ``signals``/``queries``/``updates`` map wire names
     to handlers. ``init_takes_args``: the class's ``__init__`` is ``@workflow.init`` and
     receives the run method's arguments. ``versioning_behavior``: what a versioned worker
-    declares for its executions (worker build versioning).
+    declares for its executions (worker build versioning). ``failure_exception_types``:
+    exceptions of these types raised by the workflow's code fail the workflow, not its task.
     """
 
     name: str
@@ -183,6 +184,7 @@ class WorkflowDefinition:
     target: Any = None
     init_takes_args: bool = False
     versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED
+    failure_exception_types: tuple[type[BaseException], ...] = ()
 
     @property
     def arg_types(self) -> tuple[Any, ...]:
@@ -234,7 +236,8 @@ def defn(*, name: str | None = None, check_determinism: bool = True,
 
 
 def defn(target: Any = None, /, *, name: str | None = None, check_determinism: bool = True,
-         versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED) -> Any:
+         versioning_behavior: VersioningBehavior = VersioningBehavior.UNSPECIFIED,
+         failure_exception_types: Sequence[type[BaseException]] = ()) -> Any:
     """Mark a class (with one ``@workflow.run`` method) or an ``async def`` as a workflow.
 
     ``name`` is the workflow type name (default: the class or function name).
@@ -243,6 +246,10 @@ def defn(target: Any = None, /, *, name: str | None = None, check_determinism: b
     ``WorkerDeploymentConfig(use_worker_versioning=True)``, ``PINNED`` keeps each execution
     on the build that started it, ``AUTO_UPGRADE`` moves it to the deployment's current
     version; ``UNSPECIFIED`` takes the worker's default (none: the worker refuses the workflow).
+    ``failure_exception_types`` (temporalio's parameter): an exception of one of these types
+    (or a subclass) raised by the run method or a signal or update handler fails the workflow
+    execution, as a :class:`~spindle.exceptions.FailureError` does, instead of failing the
+    workflow task (which retries it); ``[Exception]`` fails the workflow on any error.
 
     Raises:
         TypeError: at decoration time, for a class without exactly one async
@@ -250,14 +257,19 @@ def defn(target: Any = None, /, *, name: str | None = None, check_determinism: b
             two handlers with the same name, or an ``@workflow.init`` ``__init__`` whose
             parameters differ from the run method's.
         ValueError: ``versioning_behavior`` is not a :class:`~spindle.common.VersioningBehavior` value.
+        TypeError: an entry of ``failure_exception_types`` is not an exception class.
     """
 
     behavior = VersioningBehavior(versioning_behavior)
+    failure_types = tuple(failure_exception_types)
+    for ft in failure_types:
+        if not (isinstance(ft, type) and issubclass(ft, BaseException)):
+            raise TypeError(f"@workflow.defn failure_exception_types: {ft!r} is not an exception class")
 
     def decorate(t: Any) -> Any:
         if inspect.isclass(t):
             d = dataclasses.replace(_class_definition(t, name or t.__name__, check_determinism),
-                                    versioning_behavior=behavior)
+                                    versioning_behavior=behavior, failure_exception_types=failure_types)
             setattr(d.run.fn, _DEFN_ATTR, d)
         elif inspect.isfunction(t):
             if not inspect.iscoroutinefunction(t):
@@ -272,6 +284,7 @@ def defn(target: Any = None, /, *, name: str | None = None, check_determinism: b
                 check_determinism=check_determinism,
                 target=t,
                 versioning_behavior=behavior,
+                failure_exception_types=failure_types,
             )
         else:
             raise TypeError(f"@workflow.defn applies to a class or an async function, not {t!r}")

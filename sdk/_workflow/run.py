@@ -200,6 +200,8 @@ class WorkflowRun:
             self._commands.set_closing(cancel_workflow_command())
         elif isinstance(exc, (FailureError, builtins.TimeoutError, asyncio.CancelledError)):
             self._commands.set_closing(fail_workflow_command(self._converter.to_failure(exc)))
+        elif isinstance(exc, self._defn.failure_exception_types):  # @workflow.defn(failure_exception_types=...)
+            self._commands.set_closing(fail_workflow_command(self._converter.to_failure(exc)))
         else:
             self._fatal.record(exc)
 
