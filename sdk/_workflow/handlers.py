@@ -205,8 +205,8 @@ class Handlers:
         """A signal/update handler raised: FailureError fails the workflow, anything else the task."""
         if isinstance(exc, asyncio.CancelledError):
             return
-        if (isinstance(exc, (FailureError, builtins.TimeoutError)) and not isinstance(exc, NonDeterminismError)
-                or isinstance(exc, self._defn.failure_exception_types)):
+        if isinstance(exc, (FailureError, builtins.TimeoutError, *self._defn.failure_exception_types)) and not isinstance(
+                exc, NonDeterminismError):
             self._commands.set_closing(fail_workflow_command(self._converter.to_failure(exc)))
         else:
             _log.debug("%s raised %r", what, exc)
@@ -351,8 +351,8 @@ class Handlers:
                     update_id, success=self._converter.to_payloads([done.result()]))))
             except TypeError as e:
                 self._fatal.record(e)
-        elif (isinstance(exc, (FailureError, builtins.TimeoutError, asyncio.CancelledError)) and not isinstance(
-                exc, NonDeterminismError) or isinstance(exc, self._defn.failure_exception_types)):
+        elif isinstance(exc, (FailureError, builtins.TimeoutError, asyncio.CancelledError,
+                              *self._defn.failure_exception_types)) and not isinstance(exc, NonDeterminismError):
             self._commands.append(CommandEntry(complete_command(update_id, failure=self._converter.to_failure(exc))))
         else:
             self._handler_failed(exc, f"update handler {name!r}")
