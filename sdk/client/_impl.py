@@ -29,6 +29,7 @@ from spindle._interceptors.client import (
 from spindle._interceptors.worker import check_interceptors
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client._call_args import ARG_UNSET, call_args
 from spindle.client._definitions import SIGNAL_ATTR, START_ARGS_ATTR, handler_name_and_hint, workflow_name_and_hint
 from spindle.client._retry_delay import call_with_retries, retry_delay
 from spindle.client._rpc import RETRY_BUDGET, duration_ms, map_rpc_error
@@ -37,7 +38,7 @@ from spindle.client._workflow_handle import WorkflowClient, WorkflowHandle
 from spindle.common._search_attributes import search_attributes_to_payloads
 from spindle.converter._data_converter import DataConverter
 
-__all__ = ["OutboundClient", "_ClientOutboundImpl", "check_client_interceptors", "outbound_chain", "start_input"]
+__all__ = ["ARG_UNSET", "OutboundClient", "_ClientOutboundImpl", "check_client_interceptors", "outbound_chain", "start_input"]
 
 
 class OutboundClient(WorkflowClient, Protocol):
@@ -66,15 +67,19 @@ def outbound_chain(client: OutboundClient, interceptors: Sequence[Interceptor]) 
     return outbound
 
 
-def start_input(workflow: Any, args: Sequence[Any], *, start_signal: Any, result_type: Any,
-                **fields: Any) -> StartWorkflowInput:
+def start_input(workflow: Any, positional: Sequence[Any], *, start_signal: Any, result_type: Any, arg: Any = ARG_UNSET,
+                args: Sequence[Any] = (), **fields: Any) -> StartWorkflowInput:
     """The input of ``Client.start_workflow``: ``workflow`` and ``start_signal`` by their wire names, the result type
     hint (``result_type`` or the run method's annotation), a DSL definition's ``args`` rewritten with its DAG.
 
+    The arguments are ``positional``, ``arg`` or ``args`` (one form: see :func:`call_args`).
+
     Raises:
         TypeError: ``workflow`` or ``start_signal`` is not a definition or a name.
+        ValueError: the arguments given in more than one form.
         spindle.dsl.DslError: a DSL definition's inputs do not match its declarations.
     """
+    args = call_args("start_workflow", positional, arg, args)
     name, hint = workflow_name_and_hint(workflow)
     prepare = getattr(workflow, START_ARGS_ATTR, None) if not isinstance(workflow, str) else None
     if prepare is not None:

@@ -22,6 +22,7 @@ from spindle._interceptors.client import (
 )
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2 as svc
+from spindle.client._call_args import ARG_UNSET, call_args
 from spindle.client._definitions import (
     QUERY_ATTR,
     SIGNAL_ATTR,
@@ -152,25 +153,33 @@ class WorkflowHandle(Generic[R]):
                 continue
             raise close_error(conv, event)
 
-    async def signal(self, signal: Any, *args: Any) -> None:
-        """Send a signal (a ``@workflow.signal`` method or its name) with ``args``.
+    async def signal(self, signal: Any, *positional: Any, arg: Any = ARG_UNSET, args: Sequence[Any] = ()) -> None:
+        """Send a signal (a ``@workflow.signal`` method or its name) with its arguments.
+
+        The arguments are given positionally, as ``arg=`` or as ``args=[...]`` (Temporal's keywords).
 
         Raises:
             WorkflowNotFoundError: no running execution with this id (and run id).
+            ValueError: the arguments given in more than one form (``arg`` and ``args``: "Cannot have arg and args").
         """
+        args = call_args("signal", positional, arg, args)
         name, _ = handler_name_and_hint(signal, SIGNAL_ATTR)
         await self._client._outbound.signal_workflow(SignalWorkflowInput(
             id=self.id, run_id=self._target_run_id or None, signal=name, args=args, headers={}))
 
-    async def query(self, query: Any, *args: Any, result_type: Any = None, timeout: datetime.timedelta | None = None
-                    ) -> Any:
+    async def query(self, query: Any, *positional: Any, arg: Any = ARG_UNSET, args: Sequence[Any] = (),
+                    result_type: Any = None, timeout: datetime.timedelta | None = None) -> Any:
         """Ask the workflow a question (a ``@workflow.query`` method or its name).
+
+        The arguments are given positionally, as ``arg=`` or as ``args=[...]`` (Temporal's keywords).
 
         Raises:
             QueryFailedError: the workflow has no such query handler, the handler
                 raised, or no worker answered in time.
             WorkflowNotFoundError: no such execution.
+            ValueError: the arguments given in more than one form.
         """
+        args = call_args("query", positional, arg, args)
         name, hint = handler_name_and_hint(query, QUERY_ATTR)
         return await self._client._outbound.query_workflow(QueryWorkflowInput(
             id=self.id, run_id=self._target_run_id or None, query=name, args=args, headers={}, result_type=result_type or hint,
@@ -206,25 +215,23 @@ class WorkflowHandle(Generic[R]):
 
     def _update_request(self, update: Any, positional: Sequence[Any], args: Sequence[Any], id: str | None
                         ) -> tuple[svc.UpdateWorkflowExecutionRequest, Any]:
-        if positional and args:
-            raise ValueError("pass the update's arguments either positionally or as args=[...], not both")
-        if isinstance(args, (str, bytes)):
-            raise TypeError("args must be a sequence of arguments, not a str")
+        positional = call_args("update", positional, ARG_UNSET, args)
         name, hint = handler_name_and_hint(update, UPDATE_ATTR)
         client = self._client
         req = svc.UpdateWorkflowExecutionRequest(
             namespace=client.namespace, workflow_execution=self._execution(),
             request=pb.UpdateRequest(update_id=id or str(uuid.uuid4()), name=name,
-                                     input=client.data_converter.to_payloads(list(positional or args)),
+                                     input=client.data_converter.to_payloads(list(positional)),
                                      identity=client.identity))
         return req, hint
 
-    async def execute_update(self, update: Any, *positional: Any, args: Sequence[Any] = (), id: str | None = None,
-                             result_type: Any = None, rpc_timeout: datetime.timedelta | None = None) -> Any:
+    async def execute_update(self, update: Any, *positional: Any, arg: Any = ARG_UNSET, args: Sequence[Any] = (),
+                             id: str | None = None, result_type: Any = None,
+                             rpc_timeout: datetime.timedelta | None = None) -> Any:
         """Send an update and wait for its result (Temporal's ``execute_update``).
 
         ``update`` is a ``@workflow.update`` method or its name; its arguments are given
-        positionally (``execute_update(W.set_stage, "x")``) or as ``args=[...]``. ``id``
+        positionally (``execute_update(W.set_stage, "x")``), as ``arg=`` or as ``args=[...]``. ``id``
         is the update id (default: a new UUID); the server runs an update id once, so
         sending the same id again returns the same outcome. Waits as long as the update
         takes (unless ``rpc_timeout``), logging a warning each minute without an answer.
@@ -235,14 +242,14 @@ class WorkflowHandle(Generic[R]):
             WorkflowUpdateRPCTimeoutOrCancelledError: ``rpc_timeout`` passed first.
             WorkflowNotFoundError: no such execution.
             RPCError: the server refused the request (e.g. the run is closed).
-            ValueError: arguments given both positionally and as ``args``.
+            ValueError: arguments given in more than one form (``arg`` and ``args``: "Cannot have arg and args").
         """
-        h = await self.start_update(update, *positional, args=args, id=id, result_type=result_type,
+        h = await self.start_update(update, *positional, arg=arg, args=args, id=id, result_type=result_type,
                                     wait_for_stage=WorkflowUpdateStage.COMPLETED, rpc_timeout=rpc_timeout)
         return await h.result()
 
     async def start_update(self, update: Any, *positional: Any, wait_for_stage: WorkflowUpdateStage,
-                           args: Sequence[Any] = (), id: str | None = None, result_type: Any = None,
+                           arg: Any = ARG_UNSET, args: Sequence[Any] = (), id: str | None = None, result_type: Any = None,
                            rpc_timeout: datetime.timedelta | None = None) -> WorkflowUpdateHandle[Any]:
         """Send an update and return its handle once it reached ``wait_for_stage`` (Temporal's ``start_update``).
 
@@ -255,16 +262,17 @@ class WorkflowHandle(Generic[R]):
 
         Raises:
             ValueError: ``wait_for_stage`` is ``ADMITTED`` (not supported), or arguments
-                given both positionally and as ``args``.
+                given in more than one form (positionally, ``arg``, ``args``).
             WorkflowUpdateRPCTimeoutOrCancelledError: ``rpc_timeout`` passed first.
             WorkflowNotFoundError: no such execution.
             RPCError: the server refused the request (e.g. the run is closed).
         """
-        req, hint = self._update_request(update, positional, args, id)
+        positional = call_args("update", positional, arg, args)
+        req, hint = self._update_request(update, positional, (), id)
         return cast(WorkflowUpdateHandle[Any], await self._client._outbound.start_workflow_update(
             StartWorkflowUpdateInput(
                 id=self.id, run_id=self._target_run_id or None, update_id=req.request.update_id, update=req.request.name,
-                args=list(positional or args), headers={}, wait_for_stage=wait_for_stage,
+                args=list(positional), headers={}, wait_for_stage=wait_for_stage,
                 result_type=result_type or hint, rpc_timeout=rpc_timeout)))
 
     def get_update_handle(self, id: str, *, workflow_run_id: str | None = None, result_type: Any = None
