@@ -30,6 +30,7 @@ from spindle._activity.context import (
 )
 from spindle._activity.definition import ActivityDefinition, defn
 from spindle._activity.logger import LoggerAdapter, logger
+from spindle._runtime._context import activity_meter as metric_meter
 
 #: temporalio's name for :class:`ActivityInfo` (``activity.Info``).
 Info = ActivityInfo
@@ -50,4 +51,5 @@ __all__ = [
     "ActivityDefinition",
     "CompleteAsyncError",
     "LoggerAdapter",
+    "metric_meter",
 ]

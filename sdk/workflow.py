@@ -8,6 +8,7 @@ Names follow ``temporalio.workflow``; Spindle has no import sandbox (see
 
 from __future__ import annotations
 
+from spindle._runtime._context import workflow_meter as metric_meter
 from spindle._workflow.activity_calls import (
     execute_activity,
     execute_activity_method,
@@ -109,6 +110,7 @@ __all__ = [
     "wait",
     "wait_condition",
     "wait_for_signal",
+    "metric_meter",
 ]
 
 _install_guards()

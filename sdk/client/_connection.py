@@ -102,12 +102,13 @@ def default_identity() -> str:
 
 
 async def connect(new_client: Callable[..., C], target_host: str, *, api_key: str | None,
-                  tls: bool | TLSConfig | None, interceptors: Sequence[Any]) -> C:
+                  tls: bool | TLSConfig | None, interceptors: Sequence[Any], runtime: Any = None) -> C:
     """What :meth:`spindle.client.Client.connect` does; its docstring says what it raises.
 
     The arguments are checked before anything is opened. The client is made by
     ``new_client(stub, interceptors=..., embedded=cp)`` or ``new_client(stub, interceptors=...,
-    channel=channel)``, where the stub of a channel sends ``api_key`` with every call.
+    channel=channel)``, where the stub of a channel sends ``api_key`` with every call; ``runtime`` is kept as
+    ``client.runtime`` (workers read it: :mod:`spindle.runtime`).
     """
     if not isinstance(target_host, str) or not target_host:
         raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
@@ -121,11 +122,13 @@ async def connect(new_client: Callable[..., C], target_host: str, *, api_key: st
 
         cp = await embedded.start(target_host[len(EMBEDDED_PREFIX):])
         client = new_client(cp.stub, interceptors=checked, embedded=cp)
+        setattr(client, "runtime", runtime)  # noqa: B010  (Client declares no attribute for it)
         client.api_key = api_key  # shown by client.api_key; an embedded control plane checks no key
         return client
     channel = open_channel(target_host, tls_config, options=CHANNEL_OPTIONS)
     client = new_client(MetadataStub(service_pb2_grpc.WorkflowServiceStub(channel), api_key), interceptors=checked,  # type: ignore[no-untyped-call]  # the generated gRPC stub has no annotations
                         channel=channel)
+    setattr(client, "runtime", runtime)  # noqa: B010  (Client declares no attribute for it)
     await check_connection(client, channel, target_host, tls_config)
     return client
 

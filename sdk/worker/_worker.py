@@ -20,6 +20,7 @@ from typing import Any
 
 from spindle._activity.shared_state import SharedStateManager
 from spindle._interceptors.worker import Interceptor, check_interceptors
+from spindle._runtime._context import bind_runtime
 from spindle.worker._activity_worker import ActivityWorker
 from spindle.worker._deployment import WorkerDeploymentConfig, deployment_options, versioning_behaviors
 from spindle.worker._metrics import WorkerMetrics
@@ -209,6 +210,11 @@ class Worker:
         self._activity_worker: ActivityWorker | None = None
         self._workflow_worker: WorkflowWorker | None = None
         recorder = None
+        runtime = getattr(client, "runtime", None)
+        if runtime is not None:
+            bind_runtime(client.namespace, task_queue, runtime)
+            if metrics is None and runtime.records_worker_metrics:
+                metrics = WorkerMetrics(runtime.prometheus_registry)
         if metrics is not None:
             from spindle._activity.definition import ActivityDefinition
 
