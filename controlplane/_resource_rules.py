@@ -50,6 +50,16 @@ ROLES: tuple[str, ...] = ("reader", "worker", "writer", "admin")
 API_KEY_NAME_MAX_LENGTH = 200
 
 
+#: A Nexus endpoint name (Temporal's rule): 1-200 letters, digits, '_' or '-', not starting with a digit or '-'.
+NEXUS_ENDPOINT_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,199}$")
+
+#: Most namespaces a Nexus endpoint may list in allowed_caller_namespaces.
+NEXUS_ENDPOINT_MAX_ALLOWED_CALLERS = 100
+
+#: Largest Nexus endpoint description, bytes of its payload data.
+NEXUS_ENDPOINT_DESCRIPTION_MAX_BYTES = 4096
+
+
 def is_rate(value: float) -> bool:
     """A rate (``rps_limit``, tasks per second): a finite number, 0 or more."""
     return math.isfinite(value) and value >= 0
@@ -67,5 +77,6 @@ def raises_rate(current: float, new: float) -> bool:
 
 
 __all__ = ["API_KEY_NAME_MAX_LENGTH", "ARCHIVAL_URI_RE", "BUILTIN_SEARCH_ATTRIBUTES", "MAX_DURATION_MS",
+           "NEXUS_ENDPOINT_DESCRIPTION_MAX_BYTES", "NEXUS_ENDPOINT_MAX_ALLOWED_CALLERS", "NEXUS_ENDPOINT_NAME_RE",
            "MAX_RETENTION_DAYS", "MS_PER_DAY", "NAMESPACE_NAME_RE", "ROLES", "SEARCH_ATTRIBUTE_NAME_RE",
            "SEARCH_ATTRIBUTE_TYPES", "is_rate", "raises_rate"]

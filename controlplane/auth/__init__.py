@@ -17,7 +17,7 @@ See docs/SECURITY.md for the model. The pieces:
 
 from ._audit import enable as enable_audit_log
 from ._audit import record as audit
-from ._authorizer import Authorizer
+from ._authorizer import Authorizer, require_permission
 from ._bootstrap import bootstrap_admin_key, open_listener_warning
 from ._key_admin import ApiKeyAdmin
 from ._keys import ApiKeys, format_secret, new_secret, parse_secret
@@ -28,4 +28,4 @@ from ._settings import AuthSettings, parse_auth_section
 
 __all__ = ["ANONYMOUS", "ApiKeyAdmin", "ApiKeys", "AuthSettings", "Authorizer", "POLICY", "Permission", "Principal",
            "Role", "SERVICE_RPCS", "Scope", "audit", "bootstrap_admin_key", "open_listener_warning", "current_principal", "enable_audit_log", "format_secret",
-           "new_secret", "parse_auth_section", "parse_secret", "rule_for"]
+           "new_secret", "parse_auth_section", "parse_secret", "require_permission", "rule_for"]

@@ -132,12 +132,7 @@ class Authorizer:
 
     @staticmethod
     def _require(rpc: str, principal: Principal, permission: Permission, namespace: str, why: str = "") -> None:
-        if not principal.allows(permission, namespace):
-            need = ROLE_FOR[permission].value
-            has = principal.role_in(namespace)
-            held = f"has role {has.value!r} there" if has is not None else "has no grant on it"
-            raise PermissionDenied(f"{rpc} requires role {need!r} on namespace {namespace!r}{why} (principal "
-                                   f"{principal} {held})")
+        require_permission(rpc, principal, permission, namespace, why)
 
     async def check(self, rpc: str, request: Any, metadata: Sequence[tuple[str, Any]] | None,
                     subject: str | None = None) -> Principal | None:
@@ -167,4 +162,15 @@ class Authorizer:
         return ns.name, str(getattr(tok, "task_queue", ""))
 
 
-__all__ = ["Authorizer", "NO_CREDENTIALS", "TokenVerifier"]
+def require_permission(rpc: str, principal: Principal, permission: Permission, namespace: str, why: str = "") -> None:
+    """Raise PermissionDenied (naming the role needed, the namespace and the role held) unless ``principal``
+    has ``permission`` on ``namespace``; for handlers that find the namespace themselves (Nexus endpoints)."""
+    if not principal.allows(permission, namespace):
+        need = ROLE_FOR[permission].value
+        has = principal.role_in(namespace)
+        held = f"has role {has.value!r} there" if has is not None else "has no grant on it"
+        raise PermissionDenied(f"{rpc} requires role {need!r} on namespace {namespace!r}{why} (principal "
+                               f"{principal} {held})")
+
+
+__all__ = ["Authorizer", "NO_CREDENTIALS", "TokenVerifier", "require_permission"]

@@ -179,14 +179,13 @@ POLICY: dict[str, Rule] = {
                                 target=lambda r: f"batch/{r.namespace}/{r.job_id}"),
     "DescribeBatchOperation": _in_ns(READ),
     "ListBatchOperations": _in_ns(READ),
-    # Nexus endpoints (issue 30; docs/NEXUS.md): the target namespace's admin creates and updates (the handler
-    # also requires admin of an updated endpoint's current target); deleting is system_admin's until the
-    # registry is stored (then: the target's admin too); any authenticated caller looks
+    # Nexus endpoints (issue 30; docs/NEXUS.md): the target namespace's admin creates, updates and deletes (the
+    # registry checks admin of an endpoint's current target, which only it can look up); anyone authenticated looks
     "CreateNexusEndpoint": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("spec.target.worker.namespace"), audit=True,
                                 target=lambda r: f"nexus_endpoint/{r.spec.name}"),
     "UpdateNexusEndpoint": Rule(Scope.NAMESPACE, Permission.ADMIN, _ns("spec.target.worker.namespace"), audit=True,
                                 target=lambda r: f"nexus_endpoint/{r.id}"),
-    "DeleteNexusEndpoint": Rule(Scope.SYSTEM_ADMIN, audit=True, target=lambda r: f"nexus_endpoint/{r.id}"),
+    "DeleteNexusEndpoint": Rule(Scope.AUTHENTICATED, audit=True, target=lambda r: f"nexus_endpoint/{r.id}"),
     "GetNexusEndpoint": Rule(Scope.AUTHENTICATED),
     "ListNexusEndpoints": Rule(Scope.AUTHENTICATED),
     "PollNexusTaskQueue": _in_ns(WORK),

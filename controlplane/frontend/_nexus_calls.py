@@ -1,51 +1,60 @@
 """The frontend's handlers of the Nexus RPCs (issue 30; docs/NEXUS.md): the endpoint registry and the handler
 worker's task queue.
 
-Wire-first stage: every RPC is authorized by the servicer (``auth._rpc_policy``) and checked here for its
-input; the registry store and Nexus task dispatch are not built yet, so the answers are: List = no endpoints,
-Get = NOT_FOUND, Poll = an empty task (the long poll expired), writes = FAILED_PRECONDITION
-(Respond* with a valid token: NOT_FOUND, no such task). Nothing is written.
+Each handler takes ``(request, ns, deadline)`` as :class:`~.service.FrontendService`'s pipeline calls it. Who
+may call them is the servicer's (``auth._rpc_policy``), plus, for an update or a delete, ``admin`` on the
+endpoint's current target namespace (checked here, since the request names only the endpoint's id).
+
+Not served yet: Nexus task dispatch. Poll answers an empty task (the long poll expired) and the answers
+NOT_FOUND (no such task); nothing is written.
 """
 
 from __future__ import annotations
 
 from spindle.api import service_pb2 as svc
+from spindle.controlplane.auth import current_principal
 from spindle.controlplane.config import ServerConfig
-from spindle.controlplane.errors import FailedPrecondition, NotFound
+from spindle.controlplane.errors import NotFound
 from spindle.controlplane.namespaces import Namespace
+from spindle.controlplane.nexus import NexusEndpointRegistry
 
-from ._validate import check_name
+from ._validate import require_id
 
 
 class NexusCalls:
-    """Nexus endpoint registry and Nexus task calls (stage 1: authorized, validated, not yet served)."""
+    """Nexus endpoint registry calls (served) and Nexus task calls (authorized and validated; not yet served)."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, endpoints: NexusEndpointRegistry) -> None:
         self.config = config
+        self.endpoints = endpoints
 
     async def create_endpoint(self, req: svc.CreateNexusEndpointRequest, ns: Namespace | None, deadline: float | None
                               ) -> svc.CreateNexusEndpointResponse:
-        raise FailedPrecondition("CreateNexusEndpoint: the Nexus endpoint registry is not available on this server yet")
+        return svc.CreateNexusEndpointResponse(endpoint=await self.endpoints.create(req.spec))
 
     async def get_endpoint(self, req: svc.GetNexusEndpointRequest, ns: Namespace | None, deadline: float | None
                            ) -> svc.GetNexusEndpointResponse:
-        check_name(req.id, "id", self.config)
-        raise NotFound(f"id: no Nexus endpoint {req.id!r}")
+        require_id(req.id, "id", self.config)
+        return svc.GetNexusEndpointResponse(endpoint=await self.endpoints.get(req.id))
 
     async def list_endpoints(self, req: svc.ListNexusEndpointsRequest, ns: Namespace | None, deadline: float | None
                              ) -> svc.ListNexusEndpointsResponse:
-        return svc.ListNexusEndpointsResponse()
+        return await self.endpoints.list(req)
 
     async def update_endpoint(self, req: svc.UpdateNexusEndpointRequest, ns: Namespace | None, deadline: float | None
                               ) -> svc.UpdateNexusEndpointResponse:
-        raise FailedPrecondition("UpdateNexusEndpoint: the Nexus endpoint registry is not available on this server yet")
+        require_id(req.id, "id", self.config)
+        return svc.UpdateNexusEndpointResponse(endpoint=await self.endpoints.update(req, current_principal()))
 
     async def delete_endpoint(self, req: svc.DeleteNexusEndpointRequest, ns: Namespace | None, deadline: float | None
                               ) -> svc.DeleteNexusEndpointResponse:
-        raise FailedPrecondition("DeleteNexusEndpoint: the Nexus endpoint registry is not available on this server yet")
+        require_id(req.id, "id", self.config)
+        await self.endpoints.delete(req, current_principal())
+        return svc.DeleteNexusEndpointResponse()
 
     async def poll_task(self, req: svc.PollNexusTaskQueueRequest, ns: Namespace | None, deadline: float | None
                         ) -> svc.PollNexusTaskQueueResponse:
+        require_id(req.task_queue, "task_queue", self.config)
         return svc.PollNexusTaskQueueResponse()
 
     async def task_completed(self, req: svc.RespondNexusTaskCompletedRequest, ns: Namespace | None,

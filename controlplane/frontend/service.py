@@ -37,6 +37,7 @@ from spindle.controlplane.config import ServerConfig
 from spindle.controlplane.erasure import ErasureJobs
 from spindle.controlplane.history import HistoryEngine, token_clock
 from spindle.controlplane.namespaces import NamespaceRegistry
+from spindle.controlplane.nexus import NexusEndpointRegistry
 from spindle.controlplane.store import Store
 
 from ._deployment_calls import DeploymentCalls
@@ -146,7 +147,9 @@ class FrontendService:
         #: Erasure jobs (issue 26): the runner (``erasure.ErasureRunner``) the server starts runs them.
         self.erasure_jobs = ErasureJobs(store, engine.clock)
         self._erasure_calls = ErasureCalls(config, engine, self.erasure_jobs)
-        self._nexus_calls = NexusCalls(config)
+        #: The Nexus endpoint registry (issue 30): history resolves a ScheduleNexusOperation's endpoint with it.
+        self.nexus_endpoints = NexusEndpointRegistry(store, namespaces, engine.clock, config.max_id_length)
+        self._nexus_calls = NexusCalls(config, self.nexus_endpoints)
         table = self.rpcs()
         missing = set(RPC_NAMES) ^ set(table)
         if missing:

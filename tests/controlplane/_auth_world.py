@@ -66,6 +66,7 @@ class World:
     workflow_token: bytes = b""
     query_token: bytes = b""
     nexus_token: bytes = b""
+    endpoint_id: str = ""
     closed: bool = False
 
     def snapshot(self) -> dict[str, list[tuple[Any, ...]]]:
@@ -172,6 +173,11 @@ async def make_world(tmp_path: Path) -> World:
     # a Nexus task token for a task of ns-a's queue, signed as the server signs them (no such task is pending)
     w.nexus_token = cp.engine.tokens.encode(TaskToken(NEXUS, w.ns_ids["ns-a"], "ns-a-wf", w.runs["ns-a"], 5, 1,
                                                       w.ns_ids["ns-a"], QA))
+    # a Nexus endpoint targeting ns-a (made by ns-a's admin)
+    ep = await w.stub.CreateNexusEndpoint(svc.CreateNexusEndpointRequest(spec=pb.EndpointSpec(
+        name="a_endpoint", target=pb.EndpointTarget(worker=pb.EndpointTarget.Worker(namespace="ns-a", task_queue=QA)))),
+        metadata=bearer(w.keys["a:admin"]), timeout=30)
+    w.endpoint_id = ep.endpoint.id
     await w.settle()
     return w
 

@@ -92,7 +92,7 @@ NEEDS: dict[str, str] = {
     "GetNexusEndpoint": "any",
     "ListNexusEndpoints": "any",
     "UpdateNexusEndpoint": "admin",
-    "DeleteNexusEndpoint": "system_admin",
+    "DeleteNexusEndpoint": "admin",
     "PollNexusTaskQueue": "worker",
     "RespondNexusTaskCompleted": "worker",
     "RespondNexusTaskFailed": "worker",
@@ -119,7 +119,7 @@ WRITES = {"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "AddSearchAtt
           "RespondActivityTaskCompleted", "RespondActivityTaskFailed", "CreateApiKey", "RevokeApiKey",
           "CreateSchedule", "UpdateSchedule", "PatchSchedule", "DeleteSchedule", "SetWorkerDeploymentCurrentVersion",
           "SetWorkerDeploymentRampingVersion", "UpdateWorkflowExecutionOptions", "DeleteWorkflowExecution",
-          "StartBatchOperation"}
+          "StartBatchOperation", "CreateNexusEndpoint", "UpdateNexusEndpoint", "DeleteNexusEndpoint"}
 
 A_WF = pb.WorkflowExecution(workflow_id="ns-a-wf")
 #: A Nexus endpoint whose operations would run on ns-a's task queue.
@@ -224,10 +224,10 @@ def requests(w: World) -> dict[str, Callable[[], Any]]:
         "DescribeBatchOperation": lambda: svc.DescribeBatchOperationRequest(namespace="ns-a", job_id="a-job"),
         "ListBatchOperations": lambda: svc.ListBatchOperationsRequest(namespace="ns-a"),
         "CreateNexusEndpoint": lambda: svc.CreateNexusEndpointRequest(spec=A_ENDPOINT),
-        "GetNexusEndpoint": lambda: svc.GetNexusEndpointRequest(id="no-such-endpoint"),
+        "GetNexusEndpoint": lambda: svc.GetNexusEndpointRequest(id=w.endpoint_id),
         "ListNexusEndpoints": lambda: svc.ListNexusEndpointsRequest(),
-        "UpdateNexusEndpoint": lambda: svc.UpdateNexusEndpointRequest(id="some-endpoint", version=1, spec=A_ENDPOINT),
-        "DeleteNexusEndpoint": lambda: svc.DeleteNexusEndpointRequest(id="some-endpoint", version=1),
+        "UpdateNexusEndpoint": lambda: svc.UpdateNexusEndpointRequest(id=w.endpoint_id, version=1, spec=A_ENDPOINT),
+        "DeleteNexusEndpoint": lambda: svc.DeleteNexusEndpointRequest(id=w.endpoint_id, version=1),
         "PollNexusTaskQueue": lambda: svc.PollNexusTaskQueueRequest(namespace="ns-a", task_queue=QA),
         "RespondNexusTaskCompleted": lambda: svc.RespondNexusTaskCompletedRequest(
             task_token=w.nexus_token, namespace="ns-a", response=pb.NexusResponse(
@@ -294,12 +294,10 @@ async def test_callers_without_the_right_get_the_documented_status_and_change_no
         detail = await expect(label, bearer(w.keys[label]), U)
         assert label in detail and w.key_ids[label] in detail
     # the admin of another namespace
-    if need in ("public", "any") and rpc != "GetNexusEndpoint":
+    if need in ("public", "any"):
         resp = await expect("admin of ns-b", bearer(w.keys["b:admin"]), OK)
         if rpc == "ListNamespaces":
             assert [n.name for n in resp.namespaces] == ["ns-b"]
-    elif rpc == "GetNexusEndpoint":  # allowed; the endpoint does not exist
-        await expect("admin of ns-b", bearer(w.keys["b:admin"]), grpc.StatusCode.NOT_FOUND)
     elif rpc == "ListApiKeys":  # allowed, but shows only the keys of its own namespaces
         resp = await expect("admin of ns-b", bearer(w.keys["b:admin"]), OK)
         assert {k.id for k in resp.keys} == {w.key_ids["b:admin"], w.key_ids["b:writer"]}

@@ -1,0 +1,1 @@
+"""The Nexus endpoint messages (see :mod:`spindle.api.nexus.v1`)."""
