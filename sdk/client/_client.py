@@ -22,7 +22,7 @@ from spindle.api import service_pb2 as svc
 from spindle.client import _api_keys, _batch, _connection, _erasure, _namespaces, _schedule, _tls, _visibility
 from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._client_codecs import ClientCodecs
-from spindle.client._impl import check_client_interceptors, outbound_chain, start_input
+from spindle.client._impl import ARG_UNSET, check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
 from spindle.client._reset import ResetType
 from spindle.client._rpc import call_rpc, history_page
@@ -138,21 +138,21 @@ class Client:
         return await history_page(self._rpc, self.namespace, execution, token, wait=wait,
                                   close_event_only=close_event_only)
 
-    async def start_workflow(self, workflow: Any, *args: Any, id: str, task_queue: str,
-        id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+    async def start_workflow(self, workflow: Any, *positional: Any, arg: Any = ARG_UNSET, args: Sequence[Any] = (),
+        id: str, task_queue: str, id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         id_conflict_policy: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.FAIL,
         execution_timeout: datetime.timedelta | None = None, run_timeout: datetime.timedelta | None = None,
         task_timeout: datetime.timedelta | None = None, memo: Mapping[str, Any] | None = None,
         search_attributes: TypedSearchAttributes | Mapping[str, Any] | None = None,
         start_delay: datetime.timedelta | None = None, start_signal: Any = None, start_signal_args: Sequence[Any] = (),
-        result_type: Any = None, request_id: str | None = None, cron_schedule: str = "",
+        result_type: Any = None, request_id: str | None = None, cron_schedule: str = "", request_eager_start: bool = False,
     ) -> WorkflowHandle[Any]:
         """Start a workflow run and return its handle (without waiting for it).
 
         Args:
             workflow: a ``@workflow.defn`` class, its ``@workflow.run`` method, a decorated function, a DSL
                 definition, or a workflow type name.
-            *args: the workflow's arguments (converted by the data converter). For a DSL definition
+            *positional / arg / args: the workflow's arguments, one form of three (converted). For a DSL definition
                 (``spindle.dsl.load(...)`` or its ``.definition``) the one argument is the inputs mapping: it is
                 checked and sent with the compiled DAG, so the execution keeps the DAG it started with.
             id: the workflow id (unique among running executions of the namespace).
@@ -166,10 +166,9 @@ class Client:
                 :class:`~spindle.common.TypedSearchAttributes` (values checked against their keys' types here) or a
                 mapping of name to value (a list of str for a KeywordList).
             start_delay: wait this long before the first workflow task.
-            start_signal / start_signal_args: signal-with-start: deliver this signal (starting the workflow if it
-                is not running).
+            start_signal / start_signal_args: signal-with-start: deliver this signal, starting the run if none runs.
             result_type: type hint for ``handle.result()`` (default: the run method's return annotation).
-            request_id: makes a repeated start count once (default: a new one per call).
+            request_id: makes a repeated start count once (default: a new one per call). request_eager_start: ignored.
             cron_schedule: legacy cron (prefer :meth:`create_schedule`), UTC: five fields or an ``@daily``-style
                 alias. The first run waits for the first tick; a run that completes or fails is followed by one with
                 the same arguments at the next tick; cancelling or terminating the run ends the chain. Not with
@@ -185,11 +184,12 @@ class Client:
                 the namespace stayed over its rate limit past the client's retry budget, about 15 s (throttled starts
                 are retried after the server's delay; the request id keeps a retried start from starting twice).
             TypeError: an argument cannot be converted, or a typed search attribute's value does not fit its key.
+            ValueError: arguments in more than one form (``arg`` and ``args``: "Cannot have arg and args").
             spindle.dsl.DslError: a DSL definition's inputs do not match its declarations (nothing is started).
         """
         return cast(WorkflowHandle[Any], await self._outbound.start_workflow(start_input(
-            workflow, args, start_signal=start_signal, result_type=result_type, id=id, task_queue=task_queue,
-            id_reuse_policy=id_reuse_policy, id_conflict_policy=id_conflict_policy,
+            workflow, positional, arg=arg, args=args, start_signal=start_signal, result_type=result_type, id=id,
+            task_queue=task_queue, id_reuse_policy=id_reuse_policy, id_conflict_policy=id_conflict_policy,
             execution_timeout=execution_timeout, run_timeout=run_timeout, task_timeout=task_timeout, memo=memo,
             search_attributes=search_attributes, start_delay=start_delay, start_signal_args=start_signal_args,
             request_id=request_id, cron_schedule=cron_schedule)))
