@@ -294,8 +294,9 @@ def _tls_config(tls: ClientConfigTLS, *, where: str) -> bool | TLSConfig:
             raise ValueError(f"{name('disabled')} turns TLS off, but {', '.join(given)} {'is' if len(given) == 1 else 'are'} set")
         return False
     if bool(tls.client_cert) != bool(tls.client_private_key):
-        raise ValueError(f"{name('client_cert', tls.client_cert or tls.client_private_key)} and "
-                         f"{name('client_key', tls.client_private_key or tls.client_cert)} go together (mutual TLS needs both)")
+        second = name("client_key", tls.client_private_key or tls.client_cert).removeprefix(f"{where} ")
+        raise ValueError(f"{name('client_cert', tls.client_cert or tls.client_private_key)} and {second} go together "
+                         "(mutual TLS needs both)")
     if not given:
         return True
     return TLSConfig(server_root_ca_cert=pem(tls.server_root_ca_cert, "server_ca_cert"), domain=tls.server_name or None,

@@ -198,3 +198,10 @@ client_key_path = "{client_key}"
     finally:
         await server.stop(None)
         await cp.stop()
+
+
+def test_a_certificate_without_its_key_is_named_once(tmp_path: Path) -> None:
+    f = _file(tmp_path, f'[profile.default.tls]\nclient_cert_path = "{tmp_path}/c.pem"\n')
+    with pytest.raises(ValueError, match=re.escape(f"{f}: [profile.default.tls] client_cert_path and client_key_path "
+                                                   "go together")):
+        ClientConfig.load_client_connect_config(config_file=str(f), override_env_vars={})
