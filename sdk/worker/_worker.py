@@ -119,13 +119,16 @@ class Worker:
             unrestricted (not reported).
         workflow_task_executor: accepted for temporalio code and kept as ``worker.workflow_task_executor``;
             Spindle runs workflow activations on the worker's event loop, not on this executor.
+        nexus_service_handlers: ``nexusrpc.handler.service_handler`` instances; the worker then polls this
+            task queue's Nexus tasks and answers them (at most ``max_concurrent_nexus_tasks`` at once; ``def``
+            operation handlers run on ``nexus_task_executor``, required for them).
 
     Raises:
         TypeError: ``interceptors`` holds something that is not a ``spindle.worker.Interceptor``,
             or ``metrics`` is not a ``WorkerMetrics``, or ``deployment_config`` not a ``WorkerDeploymentConfig``.
         ValueError: with ``deployment_config(use_worker_versioning=True)`` and no default behavior, a
             workflow that declares no versioning behavior (the message names it); a deployment version
-            with an empty name or build id; no workflows and no activities, an empty task queue, two
+            with an empty name or build id; no workflows, activities or Nexus handlers, an empty task queue, two
             workflows or activities with the same name, a sync activity with a
             non-thread ``activity_executor`` but no ``shared_state_manager``, a
             ``deadlock_detection_timeout`` that is not positive, or (as
@@ -159,6 +162,9 @@ class Worker:
         deployment_config: WorkerDeploymentConfig | None = None,
         workflow_runner: WorkflowRunner | None = None,
         workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
+        nexus_service_handlers: Sequence[Any] = (),
+        max_concurrent_nexus_tasks: int = 100,
+        nexus_task_executor: concurrent.futures.Executor | None = None,
     ) -> None:
         if workflow_runner is not None and not isinstance(workflow_runner, WorkflowRunner):
             raise TypeError(f"Worker(workflow_runner=...) takes a spindle.worker.workflow_sandbox runner, "
@@ -181,8 +187,8 @@ class Worker:
         options = deployment_options(deployment_config)
         if not task_queue:
             raise ValueError("Worker needs a task_queue")
-        if not workflows and not activities:
-            raise ValueError("Worker needs at least one workflow or activity")
+        if not workflows and not activities and not nexus_service_handlers:
+            raise ValueError("Worker needs at least one workflow, activity or Nexus service handler")
         self.client = client
         self.task_queue = task_queue
         self.identity = identity or client.identity
@@ -256,6 +262,13 @@ class Worker:
             )
             if ww is not None:
                 ww._activities = self._activity_worker
+        self._nexus_worker: Any = None
+        if nexus_service_handlers:  # imported here: a worker without Nexus handlers never loads nexusrpc
+            from spindle.worker._nexus_worker import NexusWorker
+
+            self._nexus_worker = NexusWorker(client, task_queue, nexus_service_handlers,
+                                             max_concurrent=max_concurrent_nexus_tasks, identity=self.identity,
+                                             executor=nexus_task_executor, deployment_options=options)
         self._started = False
         self._stop = asyncio.Event()
         self._run_task: asyncio.Task[None] | None = None
@@ -296,15 +309,19 @@ class Worker:
             self._workflow_worker.start()
         if self._activity_worker is not None:
             self._activity_worker.start()
+        if self._nexus_worker is not None:
+            self._nexus_worker.start()
         try:
             await self._stop.wait()
         finally:
             await asyncio.shield(self._graceful_stop())
 
     async def _graceful_stop(self) -> None:
-        ww, aw = self._workflow_worker, self._activity_worker
+        ww, aw, nw = self._workflow_worker, self._activity_worker, self._nexus_worker
         try:
-            await asyncio.gather(*(w.stop_polling() for w in (ww, aw) if w is not None))
+            await asyncio.gather(*(w.stop_polling() for w in (ww, aw, nw) if w is not None))
+            if nw is not None:
+                await nw.drain(self._grace)
             if aw is not None:
                 await aw.drain(self._grace)
             if ww is not None:

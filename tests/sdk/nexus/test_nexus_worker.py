@@ -97,3 +97,23 @@ def test_worker_polls_its_queue_answers_each_task_and_frees_the_slots() -> None:
     assert failed.error.error_type == "BAD_REQUEST"
     assert failed.error.retry_behavior == pb.NEXUS_HANDLER_ERROR_RETRY_BEHAVIOR_RETRYABLE
     assert worker.slots.free == 2
+
+
+def test_a_worker_with_only_nexus_service_handlers_serves_them_until_shutdown() -> None:
+    from spindle.worker import Worker
+
+    stub = FakeStub([_task(b"t1", "echo", "via worker")])
+    client = FakeClient(stub)
+    client.identity = "w@host"  # type: ignore[attr-defined]
+
+    async def run() -> None:
+        async with Worker(client, task_queue="tq-w", nexus_service_handlers=[EchoHandler()]):
+            for _ in range(200):
+                if stub.completed:
+                    break
+                await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    [done] = stub.completed
+    assert CONVERTER.from_payload(done.response.start_operation.sync_success.payload, str) == "VIA WORKER"
+    assert stub.polls[0].task_queue == "tq-w" and stub.polls[0].identity == "w@host"
