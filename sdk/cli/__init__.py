@@ -9,6 +9,7 @@ no client)::
     spindle namespace create | ... | delete        spindle.cli.namespace
     spindle schedule create | ... | delete         spindle.cli.schedule
     spindle deployment list | describe | set-...   spindle.cli.deployment
+    spindle nexus endpoint create | ... | delete   spindle.cli.nexus
     spindle dsl validate | graph | run | schedule  spindle.cli.dsl
     spindle replay                                 spindle.cli.replay
     spindle admin setup-schema | api-key ...       spindle.cli.admin
@@ -47,6 +48,7 @@ COMMANDS = {
     "namespace": "spindle.cli.namespace:group",
     "schedule": "spindle.cli.schedule:group",
     "deployment": "spindle.cli.deployment:group",
+    "nexus": "spindle.cli.nexus:group",
     "dsl": "spindle.cli.dsl:group",
     "replay": "spindle.cli.replay:command",
     "admin": "spindle.cli.admin:group",

@@ -24,12 +24,12 @@ from spindle.client._async_activity import AsyncActivityHandle
 from spindle.client._client_codecs import ClientCodecs
 from spindle.client._impl import ARG_UNSET, check_client_interceptors, outbound_chain, start_input
 from spindle.client._namespaces import NamespaceDescription
+from spindle.client._operator_service import services
 from spindle.client._reset import ResetType
 from spindle.client._rpc import call_rpc, history_page
 from spindle.client._schedule_types import Schedule, ScheduleBackfill
 from spindle.client._workflow_description import WorkflowExecutionDescription
 from spindle.client._workflow_handle import WorkflowHandle, existing_handle
-from spindle.client._workflow_service import WorkflowService
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from spindle.common._search_attributes import TypedSearchAttributes
 from spindle.common._versioning import VersioningOverride
@@ -64,7 +64,7 @@ class Client:
         self._connection = _connection.Connection(stub, channel, embedded)
         self.interceptors: tuple[Interceptor, ...] = check_client_interceptors(interceptors)
         self._outbound = outbound_chain(self, self.interceptors)
-        self.workflow_service = WorkflowService(self)  #: every RPC as an async method (temporalio's name)
+        self.workflow_service, self.operator_service = services(self)  #: raw RPCs as async methods (temporalio's)
 
     @classmethod
     async def connect(cls, target_host: str, *, namespace: str = "default", data_converter: DataConverter | None = None,

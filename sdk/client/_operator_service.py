@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["OPERATOR_RPCS", "OperatorService"]
+from spindle.client._workflow_service import WorkflowService
+
+__all__ = ["OPERATOR_RPCS", "OperatorService", "services"]
 
 #: The OperatorService methods Spindle has (temporalio's names).
 OPERATOR_RPCS = ("create_nexus_endpoint", "get_nexus_endpoint", "list_nexus_endpoints", "update_nexus_endpoint",
@@ -33,3 +35,9 @@ class OperatorService:
             raise AttributeError(f"OperatorService has no call {name!r}; Spindle serves {', '.join(OPERATOR_RPCS)}")
         method: Callable[..., Awaitable[Any]] = getattr(self._service, name)
         return method
+
+
+def services(client: Any) -> tuple[WorkflowService, OperatorService]:
+    """A client's ``workflow_service`` and its ``operator_service`` (which sends its calls through the former)."""
+    workflow_service = WorkflowService(client)
+    return workflow_service, OperatorService(workflow_service)
