@@ -155,17 +155,15 @@ class Client:
             *positional / arg / args: the workflow's arguments, one form of three (converted). For a DSL definition
                 (``spindle.dsl.load(...)`` or its ``.definition``) the one argument is the inputs mapping: it is
                 checked and sent with the compiled DAG, so the execution keeps the DAG it started with.
-            id: the workflow id (unique among running executions of the namespace).
-            task_queue: where workers pick the run's tasks up.
+            id / task_queue: the workflow id (unique among the namespace's running runs); where workers take its tasks.
             id_reuse_policy: may a *closed* run's id be reused.
             id_conflict_policy: when a run with this id is *running*: ``FAIL`` (raise), ``USE_EXISTING`` (return
                 its handle instead), ``TERMINATE_EXISTING`` (terminate it and start this one, in one step).
             execution_timeout / run_timeout / task_timeout: limits of the chain of runs, of one run, of one task.
-            memo: non-indexed values shown by ``describe()``.
+            memo: non-indexed values shown by ``describe()``. start_delay: wait this long before the first task.
             search_attributes: indexed values for ``list_workflows`` queries, registered in the namespace: a
                 :class:`~spindle.common.TypedSearchAttributes` (values checked against their keys' types here) or a
                 mapping of name to value (a list of str for a KeywordList).
-            start_delay: wait this long before the first workflow task.
             start_signal / start_signal_args: signal-with-start: deliver this signal, starting the run if none runs.
             result_type: type hint for ``handle.result()`` (default: the run method's return annotation).
             request_id: makes a repeated start count once (default: a new one per call). request_eager_start: ignored.
