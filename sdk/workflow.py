@@ -27,7 +27,13 @@ from spindle._workflow.child_calls import (
 )
 from spindle._workflow.defn import WorkflowDefinition, defn, init, query, run, signal, update
 from spindle._workflow.guard import install as _install_guards
-from spindle._workflow.handler_calls import get_query_handler, get_signal_handler, set_query_handler
+from spindle._workflow.handler_calls import (
+    get_query_handler,
+    get_signal_handler,
+    get_update_handler,
+    set_query_handler,
+    set_update_handler,
+)
 from spindle._workflow.history_calls import (
     continue_as_new,
     deprecate_patch,
@@ -82,6 +88,7 @@ __all__ = [
     "get_external_workflow_handle",
     "get_query_handler",
     "get_signal_handler",
+    "get_update_handler",
     "get_version",
     "in_workflow",
     "info",
@@ -95,6 +102,7 @@ __all__ = [
     "run",
     "set_query_handler",
     "set_signal_handler",
+    "set_update_handler",
     "side_effect",
     "signal",
     "sleep",

@@ -77,6 +77,8 @@ class Handlers:
         self.inbound: WorkflowInboundInterceptor | None = None
         self._dynamic_signal_handlers: dict[str, Callable[..., Any]] = {}
         self.dynamic_query_handlers: dict[str, Callable[..., Any]] = {}
+        #: Update handlers set by ``workflow.set_update_handler``, as definitions whose callables take the object first.
+        self.dynamic_updates: dict[str, UpdateDefinition] = {}
         self._running_handlers: set[asyncio.Task[Any]] = set()
         self.signal_buffer: dict[str, collections.deque[pb.Payloads]] = {}
         self.signal_buffer_headers: dict[int, Mapping[str, pb.Payload]] = {}
@@ -270,9 +272,16 @@ class Handlers:
 
     # ================================================================== updates
 
+    def update_definition(self, name: str) -> UpdateDefinition | None:
+        """The update handler ``name`` goes to: the declared one, else one set at run time, else ``None``."""
+        ud = self._defn.updates.get(name)
+        if ud is None and self.dynamic_updates:
+            ud = self.dynamic_updates.get(name)
+        return ud
+
     def update_request(self, u: pb.UpdateRequest) -> None:
         """Validate a new update and accept (running its handler) or reject it."""
-        ud = self._defn.updates.get(u.name)
+        ud = self.update_definition(u.name)
         if ud is None or self.obj is None:
             known = ", ".join(sorted(self._defn.updates)) or "none"
             self._reject(u.update_id, ApplicationError(
@@ -306,7 +315,7 @@ class Handlers:
             NonDeterminismError: the workflow code has no handler for it.
         """
         a = e.workflow_execution_update_accepted_event_attributes
-        ud = self._defn.updates.get(a.name)
+        ud = self.update_definition(a.name)
         if ud is None or self.obj is None:
             raise self._fatal.nondeterminism(
                 f"nondeterministic workflow: history event {e.event_id} is {describe_event(e)} but the workflow "

@@ -242,12 +242,14 @@ class InboundEnd(WorkflowInboundInterceptor):
         return qd.handler.fn(self._handlers.obj, *input.args)
 
     def handle_update_validator(self, input: HandleUpdateInput) -> None:
-        ud = self._defn.updates[input.update]
+        ud = self._handlers.update_definition(input.update)
+        assert ud is not None  # Handlers.update_request checked it
         if ud.validator is not None:
             ud.validator.fn(self._handlers.obj, *input.args)
 
     async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
-        ud = self._defn.updates[input.update]
+        ud = self._handlers.update_definition(input.update)
+        assert ud is not None  # Handlers.update_request checked it
         result = ud.handler.fn(self._handlers.obj, *input.args)
         return await result if ud.handler.is_async else result
 

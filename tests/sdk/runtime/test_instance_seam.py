@@ -86,8 +86,8 @@ def test_workflow_module_exports() -> None:
         "all_handlers_finished", "as_completed", "continue_as_new", "current_update_info", "defn",
         "deprecate_patch", "execute_activity", "execute_activity_method", "execute_child_workflow",
         "execute_local_activity", "execute_local_activity_method", "get_external_workflow_handle",
-        "get_query_handler", "get_signal_handler", "get_version", "in_workflow", "info", "init", "logger", "now", "patched", "query", "random", "record_marker",
-        "run", "set_query_handler", "set_signal_handler", "side_effect", "signal", "sleep", "start_activity", "start_activity_method",
+        "get_query_handler", "get_signal_handler", "get_update_handler", "get_version", "in_workflow", "info", "init", "logger", "metric_meter", "now", "patched", "query", "random", "record_marker",
+        "run", "set_query_handler", "set_signal_handler", "set_update_handler", "side_effect", "signal", "sleep", "start_activity", "start_activity_method",
         "start_child_workflow", "start_local_activity", "start_local_activity_method", "unsafe", "update",
         "upsert_search_attributes", "uuid4", "wait", "wait_condition", "wait_for_signal"]
     assert all(hasattr(spindle.workflow, name) for name in spindle.workflow.__all__)
