@@ -7,7 +7,6 @@ Its calls are documented here and done, as in temporalio's client package, by th
 from __future__ import annotations
 
 import datetime
-import functools
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -100,9 +99,8 @@ class Client:
                 a ``spindle.client.Interceptor``.
             Exception: the embedded control plane's errors (e.g. the file is locked by another process), unchanged.
         """
-        return await _connection.connect(functools.partial(cls, namespace=namespace, data_converter=data_converter,
-            codecs=codecs, identity=identity), target_host, api_key=api_key, tls=tls, interceptors=interceptors,
-            runtime=runtime)
+        return await _connection.connect(cls, target_host, namespace=namespace, data_converter=data_converter,
+            codecs=codecs, identity=identity, api_key=api_key, tls=tls, interceptors=interceptors, runtime=runtime)
 
     async def close(self) -> None:
         """Close the connection (and stop the embedded control plane this client owns). Idempotent."""

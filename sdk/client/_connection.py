@@ -10,6 +10,7 @@ message that says which.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 
@@ -102,14 +103,16 @@ def default_identity() -> str:
 
 
 async def connect(new_client: Callable[..., C], target_host: str, *, api_key: str | None,
-                  tls: bool | TLSConfig | None, interceptors: Sequence[Any], runtime: Any = None) -> C:
+                  tls: bool | TLSConfig | None, interceptors: Sequence[Any], runtime: Any = None,
+                  **client_options: Any) -> C:
     """What :meth:`spindle.client.Client.connect` does; its docstring says what it raises.
 
     The arguments are checked before anything is opened. The client is made by
-    ``new_client(stub, interceptors=..., embedded=cp)`` or ``new_client(stub, interceptors=...,
-    channel=channel)``, where the stub of a channel sends ``api_key`` with every call; ``runtime`` is kept as
+    ``new_client(stub, interceptors=..., embedded=cp, **client_options)`` or ``new_client(stub, interceptors=...,
+    channel=channel, **client_options)``, where the stub of a channel sends ``api_key`` with every call; ``runtime`` is kept as
     ``client.runtime`` (workers read it: :mod:`spindle.runtime`).
     """
+    new_client = functools.partial(new_client, **client_options)
     if not isinstance(target_host, str) or not target_host:
         raise ValueError(f"target_host: expected 'host:port' or 'embedded:PATH', got {target_host!r}")
     api_key = check_api_key(api_key)
