@@ -24,6 +24,10 @@ from spindle.worker._polling import Slots, cancel_and_wait, poll_loop
 
 log = logging.getLogger("spindle.worker")
 
+#: An empty poll answered sooner than this is followed by a wait of the rest of it, so that a server
+#: that answers Nexus polls at once (one that hands out no Nexus tasks) is not polled in a busy loop.
+MIN_EMPTY_POLL_SECONDS = 1.0
+
 
 class NexusWorker:
     """Runs the Nexus operation handlers registered on one worker (Temporal's ``nexus_service_handlers``).
@@ -93,9 +97,19 @@ class NexusWorker:
             f"nexus poll on {self.task_queue!r}",
             self.slots,
             lambda: self._stopping,
-            lambda: self._stub.PollNexusTaskQueue(req),
+            lambda: self._poll(req),
             self._spawn,
         )
+
+    async def _poll(self, req: svc.PollNexusTaskQueueRequest) -> svc.PollNexusTaskQueueResponse:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        task: svc.PollNexusTaskQueueResponse = await self._stub.PollNexusTaskQueue(req)
+        if not task.task_token:
+            rest = MIN_EMPTY_POLL_SECONDS - (loop.time() - started)
+            if rest > 0:
+                await asyncio.sleep(rest)
+        return task
 
     def _spawn(self, task: svc.PollNexusTaskQueueResponse) -> None:
         cancellation = TaskCancellation()

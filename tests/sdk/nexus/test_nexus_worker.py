@@ -117,3 +117,21 @@ def test_a_worker_with_only_nexus_service_handlers_serves_them_until_shutdown() 
     [done] = stub.completed
     assert CONVERTER.from_payload(done.response.start_operation.sync_success.payload, str) == "VIA WORKER"
     assert stub.polls[0].task_queue == "tq-w" and stub.polls[0].identity == "w@host"
+
+
+def test_a_server_answering_nexus_polls_at_once_is_not_polled_in_a_busy_loop() -> None:
+    class InstantEmpty(FakeStub):
+        async def PollNexusTaskQueue(self, req: svc.PollNexusTaskQueueRequest) -> svc.PollNexusTaskQueueResponse:
+            self.polls.append(req)
+            return svc.PollNexusTaskQueueResponse()
+
+    stub = InstantEmpty([])
+    worker = NexusWorker(FakeClient(stub), "tq-h", [EchoHandler()], max_concurrent=2, identity="me", pollers=2)
+
+    async def run() -> None:
+        worker.start()
+        await asyncio.sleep(0.3)
+        await worker.stop_polling()
+
+    asyncio.run(run())
+    assert len(stub.polls) == 2  # one per poller, each then waits out MIN_EMPTY_POLL_SECONDS
