@@ -6,6 +6,7 @@ works as ``from temporalio.common import ...`` does; so do worker versioning's
 """
 
 from spindle.common._enums import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from spindle.common._raw_value import RawValue
 from spindle.common._retry_policy import RetryPolicy
 from spindle.common._search_attributes import (
     SearchAttributeIndexedValueType,
@@ -23,6 +24,7 @@ from spindle.common._versioning import (
 )
 
 __all__ = [
+    "RawValue",
     "RetryPolicy",
     "WorkflowIDReusePolicy",
     "WorkflowIDConflictPolicy",

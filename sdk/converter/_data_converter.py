@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import cattrs
 
 from spindle.api import messages_pb2 as pb
+from spindle.common._raw_value import RawValue
 from spindle.converter import (
     _encoding_converters,  # noqa: F401  # fills DefaultPayloadConverter.default_encoding_payload_converters
     _failure_converter,
@@ -128,6 +129,8 @@ class DataConverter:
             return pb.Payload(metadata={"encoding": ENCODING_BINARY}, data=value)
         if t in _PRIMITIVES:
             obj = value
+        elif t is RawValue:  # passed through as it is
+            return value.payload
         else:
             try:
                 obj = self._cattrs.unstructure(value)  # type: ignore[attr-defined]
@@ -155,6 +158,8 @@ class DataConverter:
                 encoded by a codec the caller did not configure), its data is not
                 valid, or it does not fit ``type_hint``.
         """
+        if type_hint is RawValue:  # the payload as it arrived
+            return RawValue(payload)
         encoding = payload.metadata.get("encoding", b"")
         if encoding == ENCODING_JSON:
             try:
