@@ -5,11 +5,14 @@ Each handler takes ``(request, ns, deadline)`` as :class:`~.service.FrontendServ
 may call them is the servicer's (``auth._rpc_policy``), plus, for an update or a delete, ``admin`` on the
 endpoint's current target namespace (checked here, since the request names only the endpoint's id).
 
-Not served yet: Nexus task dispatch. Poll answers an empty task (the long poll expired) and the answers
-NOT_FOUND (no such task); nothing is written.
+Not served yet: Nexus task dispatch. A poll waits out its long poll (``long_poll_timeout``, ending before the
+caller's deadline) and answers an empty task, as an idle queue's poll does, so a worker's poll loop does not
+spin; the answers are NOT_FOUND (no such task); nothing is written.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from spindle.api import service_pb2 as svc
 from spindle.controlplane.auth import current_principal
@@ -19,6 +22,7 @@ from spindle.controlplane.namespaces import Namespace
 from spindle.controlplane.nexus import NexusEndpointRegistry
 
 from ._validate import require_id
+from ._worker_calls import poll_timeout
 
 
 class NexusCalls:
@@ -55,6 +59,7 @@ class NexusCalls:
     async def poll_task(self, req: svc.PollNexusTaskQueueRequest, ns: Namespace | None, deadline: float | None
                         ) -> svc.PollNexusTaskQueueResponse:
         require_id(req.task_queue, "task_queue", self.config)
+        await asyncio.sleep(poll_timeout(self.config, deadline))
         return svc.PollNexusTaskQueueResponse()
 
     async def task_completed(self, req: svc.RespondNexusTaskCompletedRequest, ns: Namespace | None,

@@ -114,3 +114,15 @@ async def test_list_pages(stub: Any) -> None:
                                                                         next_page_token=first.next_page_token),
                                          timeout=10)
     assert [e.spec.name for e in rest.endpoints] == ["c"] and not rest.next_page_token
+
+
+async def test_an_idle_nexus_poll_waits_out_its_long_poll(tmp_path: Path) -> None:
+    """No Nexus task is dispatched yet: a poll must still wait like an idle queue's, or workers spin on it."""
+    import asyncio
+
+    async with control_plane(tmp_path / "cp.db", long_poll_timeout=1.0) as (_cp, wire, _address):
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        resp = await wire.stub.PollNexusTaskQueue(svc.PollNexusTaskQueueRequest(namespace=NS, task_queue="q"),
+                                                  timeout=10)
+        assert not resp.task_token and loop.time() - began >= 0.9
