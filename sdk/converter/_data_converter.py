@@ -130,7 +130,8 @@ class DataConverter:
         if t in _PRIMITIVES:
             obj = value
         elif t is RawValue:  # passed through as it is
-            return value.payload
+            raw: RawValue = value
+            return raw.payload
         else:
             try:
                 obj = self._cattrs.unstructure(value)  # type: ignore[attr-defined]
