@@ -14,7 +14,10 @@ from spindle_procs import SPINDLE, DevServer, raw_history  # noqa: F401 - re-exp
 from spindle.api import messages_pb2 as pb
 from spindle.api import service_pb2_grpc
 
-ALL_EVENT_TYPES = frozenset(v for v in pb.EventType.values() if v != pb.EVENT_TYPE_UNSPECIFIED)
+# On the wire for the SDK, not yet written by the server: Nexus task dispatch and the caller's events are not built
+# (docs/NEXUS.md). Take them out of this set in the change that builds them.
+NEXUS_EVENTS_NOT_BUILT = frozenset(v for k, v in pb.EventType.items() if k.startswith("EVENT_TYPE_NEXUS_OPERATION_"))
+ALL_EVENT_TYPES = frozenset(v for v in pb.EventType.values() if v != pb.EVENT_TYPE_UNSPECIFIED) - NEXUS_EVENTS_NOT_BUILT
 
 
 def raw_stub(address: str) -> tuple[grpc.aio.Channel, service_pb2_grpc.WorkflowServiceStub]:

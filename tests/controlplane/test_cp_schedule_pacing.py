@@ -154,7 +154,7 @@ def _table() -> dict[str, Any]:
 
     svc_ = FrontendService.__new__(FrontendService)
     for name in ("_namespace_calls", "_workflow_calls", "_visibility_calls", "_worker_calls", "_schedule_calls",
-                 "_deployment_calls", "_erasure_calls"):
+                 "_deployment_calls", "_erasure_calls", "_nexus_calls"):
         setattr(svc_, name, MagicMock())
     return svc_.rpcs()
 

@@ -89,7 +89,11 @@ def wtc_of(txn: Any) -> int:
 # ---------------------------------------------------------------------------- the table and the dispatch
 def test_every_command_type_of_the_wire_has_one_handler_naming_its_own_attributes_field() -> None:
     oneof = {f.name for f in pb.Command.DESCRIPTOR.oneofs_by_name["attributes"].fields}
-    assert set(commands.HANDLERS) == set(pb.CommandType.values()) - {pb.COMMAND_TYPE_UNSPECIFIED}
+    # the Nexus commands are on the wire for the SDK; the server refuses them (BAD_COMMAND) until Nexus dispatch is
+    # built (docs/NEXUS.md): take them out of this set in the change that builds them
+    not_built = {pb.COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION, pb.COMMAND_TYPE_REQUEST_CANCEL_NEXUS_OPERATION}
+    assert not_built.isdisjoint(commands.HANDLERS)
+    assert set(commands.HANDLERS) == set(pb.CommandType.values()) - {pb.COMMAND_TYPE_UNSPECIFIED} - not_built
     for t, h in commands.HANDLERS.items():
         assert h.command_type == t and h.name == pb.CommandType.Name(t)
         assert h.attr in oneof
